@@ -1,0 +1,570 @@
+// Local imitation of the Data Pipelines API (spec 000 sections 4.1, 5, 7, 8) with a test and
+// inspector API under /_/. Node built-ins only, so `npx svc-analytics collector` needs nothing else.
+import http from 'node:http';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Largest serialised message (UTF-8 bytes) the service processes: the stricter reading of "32 KB". */
+export const MESSAGE_LIMIT = 32000;
+/** Largest request body (bytes) the service processes: the stricter reading of "500 KB". */
+export const BATCH_LIMIT = 500000;
+
+/** The single-message endpoints, `POST /v1/<type>`. */
+export const MESSAGE_TYPES = ['identify', 'track', 'page', 'screen', 'group', 'alias'];
+
+// Bodies past the batch limit are answered 200 and dropped anyway; keeping more than this in memory
+// would only let a runaway client exhaust the collector.
+const MAX_BODY_KEPT = 8 * 1024 * 1024;
+const MAX_DELAY_MS = 120000;
+const MAX_WAIT_MS = 30000;
+const SNAPSHOT_REQUESTS = 300;
+const HEARTBEAT_MS = 15000;
+
+const INSPECTOR_FILE = fileURLToPath(new URL('./inspector.html', import.meta.url));
+
+/**
+ * CORS headers for any browser origin; also sent on errors and injected faults so that page code
+ * can read the status and Retry-After.
+ * @param {http.IncomingMessage} req
+ * @returns {Record<string, string>}
+ */
+export function corsHeaders(req) {
+  const origin = req.headers.origin;
+  const headers = {
+    'Access-Control-Allow-Origin': origin || '*',
+    'Access-Control-Allow-Methods': 'POST, GET, OPTIONS',
+    'Access-Control-Allow-Headers': 'Content-Type, Authorization',
+    'Access-Control-Expose-Headers': 'Retry-After',
+    'Access-Control-Max-Age': '600',
+  };
+  if (origin) headers.Vary = 'Origin';
+  // Chrome's Private Network Access asks before a public page may call 127.0.0.1.
+  if (req.headers['access-control-request-private-network'] === 'true') {
+    headers['Access-Control-Allow-Private-Network'] = 'true';
+  }
+  return headers;
+}
+
+function send(res, req, status, body, contentType, extra = {}) {
+  if (res.writableEnded || res.destroyed) return;
+  const buf = Buffer.from(body);
+  res.writeHead(status, {
+    ...corsHeaders(req),
+    'Content-Type': contentType,
+    'Content-Length': String(buf.length),
+    'Cache-Control': 'no-store',
+    ...extra,
+  });
+  res.end(req.method === 'HEAD' ? undefined : buf);
+}
+
+function sendJson(res, req, status, value, extra) {
+  send(res, req, status, JSON.stringify(value), 'application/json; charset=utf-8', extra);
+}
+
+function readBody(req) {
+  return new Promise((resolve, reject) => {
+    const chunks = [];
+    let bytes = 0;
+    req.on('data', (chunk) => {
+      bytes += chunk.length;
+      if (bytes <= MAX_BODY_KEPT) chunks.push(chunk);
+    });
+    req.on('end', () => resolve({ buf: Buffer.concat(chunks), bytes, truncated: bytes > MAX_BODY_KEPT }));
+    req.on('error', reject);
+  });
+}
+
+function parseJson(buf, truncated) {
+  if (truncated) return { ok: false };
+  try {
+    return { ok: true, value: JSON.parse(buf.toString('utf8')) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * Checks the write key: an Authorization header, when present, must be exactly
+ * `Basic base64(writeKey + ":")`; otherwise the body's `writeKey` must match.
+ * @returns {{ ok: boolean, auth: 'basic' | 'body' | 'none' }}
+ */
+function checkAuth(req, body, writeKey) {
+  const header = req.headers.authorization;
+  if (header) {
+    const m = /^Basic\s+(\S+)\s*$/i.exec(header);
+    const decoded = m ? Buffer.from(m[1], 'base64').toString('utf8') : null;
+    return { ok: writeKey === null || decoded === `${writeKey}:`, auth: 'basic' };
+  }
+  const bodyKey = isObject(body) ? body.writeKey : undefined;
+  if (typeof bodyKey === 'string') return { ok: writeKey === null || bodyKey === writeKey, auth: 'body' };
+  return { ok: writeKey === null, auth: 'none' };
+}
+
+/** Pulls the messages out of a parsed body; null when the shape is wrong. */
+function extractMessages(kind, body) {
+  if (!isObject(body)) return null;
+  if (kind === 'batch') {
+    if (!Array.isArray(body.batch) || !body.batch.every(isObject)) return null;
+    return body.batch;
+  }
+  const { writeKey: _drop, ...message } = body;
+  if (message.type === undefined) message.type = kind;
+  return [message];
+}
+
+const jsonBytes = (value) => Buffer.byteLength(JSON.stringify(value), 'utf8');
+
+function emptyStats() {
+  return { requests: 0, messages: 0, bytes: 0, retries: 0, rejected: 0, overLimit: 0, faults: 0 };
+}
+
+function createState() {
+  return {
+    requests: [],
+    messages: [],
+    stats: emptyStats(),
+    fault: { status: null, delay: null, poison: null },
+    seen: new Set(),
+    nextId: 1,
+  };
+}
+
+function resetState(state) {
+  state.requests.length = 0;
+  state.messages.length = 0;
+  Object.assign(state.stats, emptyStats());
+  state.fault.status = state.fault.delay = state.fault.poison = null;
+  state.seen.clear();
+}
+
+const isCount = (n) => Number.isInteger(n) && n > 0;
+
+/**
+ * Turns a `POST /_/fault` body into the fault state; throws a message for the 400 answer.
+ * @returns {{ status: object|null, delay: object|null, poison: object|null }}
+ */
+export function parseFault(input) {
+  if (!isObject(input)) throw new Error('fault must be a JSON object');
+  const { status, times, retryAfter, delayMs, poisonEvent, poisonStatus } = input;
+  if (times !== undefined && times !== null && !isCount(times)) throw new Error('times must be a positive integer');
+  const remaining = times ?? null;
+  const fault = { status: null, delay: null, poison: null };
+  if (status !== undefined && status !== null) {
+    if (!Number.isInteger(status) || status < 200 || status > 599) throw new Error('status must be an HTTP status 200-599');
+    if (retryAfter !== undefined && retryAfter !== null && typeof retryAfter !== 'number' && typeof retryAfter !== 'string') {
+      throw new Error('retryAfter must be a number of seconds or an HTTP date');
+    }
+    fault.status = { code: status, remaining, retryAfter: retryAfter == null ? null : String(retryAfter) };
+  }
+  if (delayMs !== undefined && delayMs !== null) {
+    if (typeof delayMs !== 'number' || !(delayMs >= 0) || delayMs > MAX_DELAY_MS) throw new Error(`delayMs must be 0-${MAX_DELAY_MS}`);
+    fault.delay = { ms: delayMs, remaining };
+  }
+  if (poisonEvent !== undefined && poisonEvent !== null) {
+    if (typeof poisonEvent !== 'string' || !poisonEvent) throw new Error('poisonEvent must be a non-empty string');
+    const code = poisonStatus ?? 400;
+    if (!Number.isInteger(code) || code < 200 || code > 599) throw new Error('poisonStatus must be an HTTP status 200-599');
+    fault.poison = { event: poisonEvent, status: code };
+  }
+  return fault;
+}
+
+/** Takes one use of a counted fault; returns the fault if it applied. */
+function consume(fault, key) {
+  const f = fault[key];
+  if (!f) return null;
+  if (f.remaining !== null) {
+    f.remaining -= 1;
+    if (f.remaining <= 0) fault[key] = null;
+  }
+  return f;
+}
+
+/** Server-Sent Events fan-out to inspector pages. */
+function createHub() {
+  const clients = new Set();
+  const heartbeat = setInterval(() => {
+    for (const res of clients) res.write(': ping\n\n');
+  }, HEARTBEAT_MS);
+  heartbeat.unref();
+  return {
+    add(res) {
+      clients.add(res);
+      res.on('close', () => clients.delete(res));
+    },
+    send(res, event, data) {
+      res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    },
+    broadcast(event, data) {
+      for (const res of clients) this.send(res, event, data);
+    },
+    close() {
+      clearInterval(heartbeat);
+      for (const res of clients) res.end();
+      clients.clear();
+    },
+  };
+}
+
+/** A sleep that `cancelAll` ends early, so close() never waits for an injected delay. */
+function createSleeper() {
+  const pending = new Set();
+  return {
+    sleep(ms) {
+      return new Promise((resolve) => {
+        const entry = { resolve, timer: setTimeout(() => done(), ms) };
+        const done = () => {
+          clearTimeout(entry.timer);
+          pending.delete(entry);
+          resolve();
+        };
+        entry.resolve = done;
+        pending.add(entry);
+      });
+    },
+    cancelAll() {
+      for (const entry of [...pending]) entry.resolve();
+    },
+  };
+}
+
+/** Appends JSON lines in arrival order; `flush()` waits for the writes so far. */
+function createLog(logFile) {
+  if (!logFile) return { append: async () => {}, flush: async () => {} };
+  fs.mkdirSync(path.dirname(path.resolve(logFile)), { recursive: true });
+  let chain = Promise.resolve();
+  return {
+    append(lines) {
+      const text = lines.map((l) => JSON.stringify(l) + '\n').join('');
+      chain = chain.then(() => fs.promises.appendFile(logFile, text)).catch((err) => {
+        console.error(`svc-analytics collector: cannot write ${logFile}: ${err.message}`);
+      });
+      return chain;
+    },
+    flush: () => chain,
+  };
+}
+
+const MESSAGE_FILTERS = ['type', 'event', 'name', 'userId', 'anonymousId', 'messageId', 'groupId'];
+
+function messageFilter(params) {
+  const wanted = MESSAGE_FILTERS.filter((k) => params.has(k)).map((k) => [k, params.get(k)]);
+  return (m) => wanted.every(([k, v]) => String(m[k]) === v);
+}
+
+function createIngest(ctx) {
+  const { state, opts, hub, log, sleeper } = ctx;
+
+  function record(req, bytes) {
+    const rec = {
+      id: state.nextId++,
+      at: Date.now(),
+      method: req.method,
+      path: new URL(req.url, 'http://x').pathname,
+      status: null,
+      bytes,
+      contentType: req.headers['content-type'] || null,
+      auth: 'none',
+      origin: req.headers.origin || null,
+      overLimit: false,
+      fault: null,
+      aborted: false,
+      error: null,
+      durationMs: null,
+      messageIds: [],
+      messages: [],
+      retryOf: [],
+    };
+    state.requests.push(rec);
+    if (state.requests.length > opts.maxRequests) state.requests.shift();
+    state.stats.requests += 1;
+    state.stats.bytes += bytes;
+    return rec;
+  }
+
+  function noteMessages(rec, messages) {
+    rec.messages = messages;
+    rec.messageIds = messages.map((m) => m.messageId).filter((id) => typeof id === 'string');
+    rec.retryOf = rec.messageIds.filter((id) => state.seen.has(id));
+    for (const id of rec.messageIds) state.seen.add(id);
+    state.stats.retries += rec.retryOf.length;
+  }
+
+  /** Decides the answer: injected faults, readable JSON, auth, body size, shape, poison, message size. */
+  async function decide(kind, req, rec, body, parsed, clientGone) {
+    // Noted before anything can fail, so a later re-delivery is recognised as a retry.
+    const messages = parsed.ok ? extractMessages(kind, parsed.value) : null;
+    if (messages) noteMessages(rec, messages);
+    const auth = checkAuth(req, parsed.value, opts.writeKey);
+    rec.auth = auth.auth;
+    const delay = consume(state.fault, 'delay');
+    if (delay) {
+      rec.fault = 'slow';
+      ctx.changed(rec);
+      await sleeper.sleep(delay.ms);
+      if (clientGone() || ctx.closed) return { status: 0, error: 'client went away before the answer' };
+    }
+    const failure = consume(state.fault, 'status');
+    if (failure) {
+      rec.fault = 'status';
+      const headers = failure.retryAfter !== null ? { 'Retry-After': failure.retryAfter } : {};
+      return { status: failure.code, error: `injected failure ${failure.code}`, headers };
+    }
+    const bodyLimit = kind === 'batch' ? BATCH_LIMIT : MESSAGE_LIMIT;
+    const overBody = body.bytes > bodyLimit;
+    if (!parsed.ok && !overBody) return { status: 400, error: 'body is not valid JSON' };
+    if (!auth.ok) return { status: 401, error: auth.auth === 'none' ? 'missing write key' : 'invalid write key' };
+    if (overBody) return { status: 200, overLimit: kind === 'batch' ? 'batch' : 'message' };
+    if (!messages) return { status: 400, error: kind === 'batch' ? 'body must be an object with a "batch" array of objects' : 'body must be a JSON object' };
+    const poison = state.fault.poison;
+    if (poison && messages.some((m) => m.event === poison.event)) {
+      rec.fault = 'poison';
+      return { status: poison.status, error: `poisoned event "${poison.event}"` };
+    }
+    if (messages.some((m) => jsonBytes(m) > MESSAGE_LIMIT)) return { status: 200, overLimit: 'message' };
+    return { status: 200, accept: messages };
+  }
+
+  async function accept(rec, messages) {
+    const receivedAt = new Date().toISOString();
+    for (const m of messages) state.messages.push({ ...m, _requestId: rec.id, _receivedAt: receivedAt });
+    if (state.messages.length > opts.maxMessages) state.messages.splice(0, state.messages.length - opts.maxMessages);
+    state.stats.messages += messages.length;
+    await log.append(messages.map((message) => ({ receivedAt, requestId: rec.id, message })));
+  }
+
+  function tally(rec, outcome) {
+    if (outcome.overLimit) state.stats.overLimit += 1;
+    if (rec.fault && rec.fault !== 'slow') state.stats.faults += 1;
+    if (outcome.status >= 400) state.stats.rejected += 1;
+  }
+
+  function logLine(rec) {
+    if (opts.quiet) return;
+    const flags = [rec.auth, rec.overLimit && `over ${rec.overLimit} limit`, rec.fault && `fault:${rec.fault}`,
+      rec.retryOf.length && `retry of ${rec.retryOf.length}`, rec.error].filter(Boolean).join(', ');
+    console.log(`${new Date(rec.at).toISOString()} ${rec.method} ${rec.path} ${rec.status} ${rec.messages.length} msg ${rec.bytes} B (${flags})`);
+  }
+
+  return async function ingest(kind, req, res) {
+    let gone = false;
+    res.on('close', () => { if (!res.writableFinished) gone = true; });
+    const body = await readBody(req);
+    const rec = record(req, body.bytes);
+    ctx.changed();
+    const parsed = parseJson(body.buf, body.truncated);
+    const outcome = await decide(kind, req, rec, body, parsed, () => gone);
+    rec.status = outcome.status;
+    rec.overLimit = outcome.overLimit || false;
+    rec.error = outcome.error || null;
+    rec.aborted = outcome.status === 0;
+    if (outcome.accept) await accept(rec, outcome.accept);
+    rec.durationMs = Date.now() - rec.at;
+    tally(rec, outcome);
+    logLine(rec);
+    ctx.changed(rec);
+    if (outcome.status === 0) return;
+    if (outcome.status >= 400) sendJson(res, req, outcome.status, { error: outcome.error }, outcome.headers);
+    else sendJson(res, req, outcome.status, { success: true });
+  };
+}
+
+function createApi(ctx) {
+  const { state, hub, opts, waiters } = ctx;
+
+  function waitForMessages(params) {
+    const match = messageFilter(params);
+    const select = () => state.messages.filter(match);
+    const min = Number(params.get('min') || 0);
+    const timeout = Math.min(Number(params.get('timeout') || 5000), MAX_WAIT_MS);
+    if (!(min > 0) || select().length >= min) return Promise.resolve(select());
+    return new Promise((resolve) => {
+      const waiter = () => {
+        if (select().length < min && !ctx.closed) return;
+        clearTimeout(timer);
+        waiters.delete(waiter);
+        resolve(select());
+      };
+      const timer = setTimeout(() => { waiters.delete(waiter); resolve(select()); }, timeout);
+      waiters.add(waiter);
+    });
+  }
+
+  function stream(req, res) {
+    res.writeHead(200, { ...corsHeaders(req), 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store', Connection: 'keep-alive' });
+    res.write('retry: 2000\n\n');
+    hub.add(res);
+    hub.send(res, 'snapshot', { requests: state.requests.slice(-SNAPSHOT_REQUESTS), stats: state.stats, fault: state.fault, info: info() });
+  }
+
+  function info() {
+    return { messageLimit: MESSAGE_LIMIT, batchLimit: BATCH_LIMIT, anyKey: opts.writeKey === null, logFile: opts.logFile };
+  }
+
+  async function postFault(req, res) {
+    const body = await readBody(req);
+    const parsed = parseJson(body.buf.length ? body.buf : Buffer.from('{}'), body.truncated);
+    try {
+      if (!parsed.ok) throw new Error('body is not valid JSON');
+      Object.assign(state.fault, parseFault(parsed.value));
+    } catch (err) {
+      return sendJson(res, req, 400, { error: err.message });
+    }
+    ctx.changed();
+    sendJson(res, req, 200, state.fault);
+  }
+
+  async function reset(req, res) {
+    await readBody(req);
+    resetState(state);
+    hub.broadcast('reset', { stats: state.stats, fault: state.fault });
+    sendJson(res, req, 200, { ok: true });
+  }
+
+  return async function api(route, req, res, url) {
+    const key = `${req.method} ${route}`;
+    switch (key) {
+      case 'GET /_/requests': return sendJson(res, req, 200, state.requests);
+      case 'GET /_/messages': return sendJson(res, req, 200, await waitForMessages(url.searchParams));
+      case 'GET /_/stats': return sendJson(res, req, 200, state.stats);
+      case 'GET /_/fault': return sendJson(res, req, 200, state.fault);
+      case 'GET /_/info': return sendJson(res, req, 200, info());
+      case 'GET /_/stream': return stream(req, res);
+      case 'POST /_/fault': return postFault(req, res);
+      case 'POST /_/reset': return reset(req, res);
+      default: return sendJson(res, req, 404, { error: `no such endpoint: ${req.method} ${route}` });
+    }
+  };
+}
+
+async function serveInspector(req, res) {
+  try {
+    send(res, req, 200, await fs.promises.readFile(INSPECTOR_FILE), 'text/html; charset=utf-8');
+  } catch {
+    send(res, req, 500, 'inspector.html is missing', 'text/plain; charset=utf-8');
+  }
+}
+
+function createHandler(ctx) {
+  const ingest = createIngest(ctx);
+  const api = createApi(ctx);
+  return async (req, res) => {
+    const url = new URL(req.url, 'http://collector');
+    const route = url.pathname.replace(/\/+$/, '') || '/';
+    if (req.method === 'OPTIONS') {
+      res.writeHead(204, { ...corsHeaders(req), 'Content-Length': '0' });
+      return res.end();
+    }
+    const single = /^\/v1\/([a-z]+)$/.exec(route);
+    const kind = single && (single[1] === 'batch' || MESSAGE_TYPES.includes(single[1])) ? single[1] : null;
+    if (kind) {
+      if (req.method !== 'POST') return sendJson(res, req, 405, { error: 'use POST' }, { Allow: 'POST, OPTIONS' });
+      return ingest(kind, req, res);
+    }
+    if (route.startsWith('/_/')) return api(route, req, res, url);
+    if (route === '/' && (req.method === 'GET' || req.method === 'HEAD')) return serveInspector(req, res);
+    if (route === '/favicon.ico') return send(res, req, 204, '', 'image/x-icon');
+    sendJson(res, req, 404, { error: `no such endpoint: ${req.method} ${url.pathname}` });
+  };
+}
+
+function listen(server, port, host) {
+  return new Promise((resolve, reject) => {
+    const onError = (err) => reject(err);
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      resolve(server.address().port);
+    });
+  });
+}
+
+/** `http://host:port`, with IPv6 hosts bracketed. */
+export function hostUrl(host, port) {
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+/**
+ * Starts a local collector that imitates the Data Pipelines API.
+ * @param {object} [options]
+ * @param {number} [options.port=8787] 0 picks a free port.
+ * @param {string} [options.host='127.0.0.1']
+ * @param {string|null} [options.writeKey='dev-write-key'] null accepts any key (and none).
+ * @param {string|null} [options.logFile=null] JSON-lines file of accepted messages; directories are created.
+ * @param {boolean} [options.quiet=true] false logs one line per ingestion request to stdout.
+ * @param {number} [options.maxRequests=10000] oldest request records are dropped past this.
+ * @param {number} [options.maxMessages=100000] oldest accepted messages are dropped from memory past this.
+ * @returns {Promise<{ url: string, port: number, close(): Promise<void>, state: object, reset(): void, setFault(fault: object): object }>}
+ */
+export async function startCollector({
+  port = 8787,
+  host = '127.0.0.1',
+  writeKey = 'dev-write-key',
+  logFile = null,
+  quiet = true,
+  maxRequests = 10000,
+  maxMessages = 100000,
+} = {}) {
+  const state = createState();
+  const hub = createHub();
+  const waiters = new Set();
+  const ctx = {
+    state, hub, waiters,
+    opts: { writeKey, logFile: logFile && path.resolve(logFile), quiet, maxRequests, maxMessages },
+    log: createLog(logFile),
+    sleeper: createSleeper(),
+    closed: false,
+    changed(rec) {
+      if (rec) hub.broadcast('request', rec);
+      hub.broadcast('stats', state.stats);
+      hub.broadcast('fault', state.fault);
+      for (const w of [...waiters]) w();
+    },
+  };
+  const handler = createHandler(ctx);
+  const server = http.createServer((req, res) => {
+    handler(req, res).catch((err) => {
+      if (!quiet) console.error(err);
+      sendJson(res, req, 500, { error: String(err && err.message || err) });
+    });
+  });
+  let actualPort;
+  try {
+    actualPort = await listen(server, port, host);
+  } catch (err) {
+    hub.close();
+    throw err;
+  }
+
+  async function close() {
+    if (ctx.closed) return;
+    ctx.closed = true;
+    ctx.sleeper.cancelAll();
+    for (const w of [...waiters]) w();
+    hub.close();
+    const done = new Promise((resolve) => server.close(() => resolve()));
+    server.closeAllConnections();
+    await done;
+    await ctx.log.flush();
+  }
+
+  return {
+    url: hostUrl(host, actualPort),
+    port: actualPort,
+    close,
+    state,
+    reset() {
+      resetState(state);
+      hub.broadcast('reset', { stats: state.stats, fault: state.fault });
+    },
+    setFault(fault) {
+      Object.assign(state.fault, parseFault(fault));
+      ctx.changed();
+      return state.fault;
+    },
+  };
+}

@@ -1,0 +1,321 @@
+import { monotonicFactory } from 'ulid';
+import type {
+  AnalyticsError,
+  BrowserSettings,
+  Callback,
+  CallResult,
+  EventName,
+  JSONObject,
+  LoadOptions,
+  Message,
+  MessageType,
+  PageContext,
+  User,
+} from './types';
+import { analyticsError } from './errors';
+import { normalise } from './call';
+import { buildContext, merge, pageContext, type Environment } from './context';
+import { readEnvironment, connectionType, highEntropyHints } from './environment';
+import { check } from './validate';
+import { createIdentity, uuid, type Identity } from './identity';
+import { createQueue } from './queue';
+import { createTabs } from './locks';
+import { createScheduler, type Scheduler } from './scheduler';
+import { listenLifecycle } from './lifecycle';
+import { createEmitter } from './emitter';
+import { resolve } from './config';
+import { createEcommerce, type EcommerceHelpers } from './ecommerce';
+import { createSemantic, type SemanticHelpers } from './semantic';
+import { trackPageViews } from './pageviews';
+
+/** A page snapshot as the snippet records it: `[url, title, referrer]`. */
+export type RecordedPage = [string, string, string];
+
+/** The public API (CONTRACT section 2). */
+export interface Analytics {
+  load(writeKey: string, options?: LoadOptions): void;
+  identify(...args: unknown[]): Promise<CallResult>;
+  track(...args: unknown[]): Promise<CallResult>;
+  page(...args: unknown[]): Promise<CallResult>;
+  screen(...args: unknown[]): Promise<CallResult>;
+  group(...args: unknown[]): Promise<CallResult>;
+  alias(...args: unknown[]): Promise<CallResult>;
+  reset(): void;
+  user(): User;
+  setAnonymousId(id: string): void;
+  ready(callback?: () => void): Promise<void>;
+  flush(): Promise<void>;
+  on(name: EventName, handler: (...args: any[]) => void): void;
+  off(name: EventName, handler: (...args: any[]) => void): void;
+  debug(on?: boolean): void;
+  ecommerce: EcommerceHelpers;
+  semantic: SemanticHelpers;
+  /** True once `load` has run. */
+  initialized: boolean;
+  readonly VERSION: string;
+}
+
+interface Core {
+  writeKey: string;
+  identity: Identity;
+  scheduler: Scheduler;
+  env: Environment;
+  integrations: JSONObject;
+  owner: string;
+  queue: ReturnType<typeof createQueue>;
+  ready: Promise<void>;
+}
+
+// A promise the caller may ignore without an unhandled rejection (the catch marks it handled; `await` still throws).
+const refused = <T>(e: unknown): Promise<T> => {
+  const p = Promise.reject(e);
+  p.catch(() => {});
+  return p;
+};
+
+const here = (): RecordedPage =>
+  typeof location == 'undefined' ? ['', '', ''] : [location.href, document.title, document.referrer];
+
+/**
+ * Creates an instance: usable at once (calls before `load` wait for it), wired call → context → validate →
+ * queue → scheduler (batch, deliver, retry). `invoke` replays a recorded call with its page and time.
+ */
+export function createAnalytics() {
+  const emitter = createEmitter();
+  const waitingForLoad: (() => void)[] = [];
+  const nextId = monotonicFactory();
+  let core: Core | undefined;
+  let debugOn = false;
+  let lastPage: { key: string; page: PageContext } | undefined;
+  // Set while a recorded (snippet) call is replayed: its page and time stand in for the current ones.
+  let recorded: { page?: RecordedPage; time?: number } | undefined;
+
+  const log = (...a: unknown[]) => debugOn && console.log('[svc-analytics]', ...a);
+  const report = (e: AnalyticsError) => {
+    debugOn && console.warn('[svc-analytics]', e.code, e.message);
+    emitter.emit('error', e);
+  };
+
+  // Same page as the last call: reuse its parsed context (most calls on a page share it).
+  const pageOf = ([url, title, referrer]: RecordedPage): PageContext => {
+    const key = url + '\n' + title + '\n' + referrer;
+    if (!lastPage || lastPage.key != key) lastPage = { key, page: pageContext(url, title, referrer) };
+    return lastPage.page;
+  };
+
+  function invoke(
+    type: MessageType,
+    args: unknown[],
+    page: RecordedPage = recorded?.page || here(),
+    time = recorded?.time || Date.now(),
+  ): Promise<CallResult> {
+    if (!core) {
+      if (typeof window == 'undefined') return refused(analyticsError('not_loaded', 'svc-analytics runs in a browser only'));
+      return new Promise((res, rej) => waitingForLoad.push(() => invoke(type, args, page, time).then(res, rej)));
+    }
+    const c = core;
+    let callback: Callback | undefined;
+    try {
+      const n = normalise(type, args);
+      callback = n.callback;
+      const o = n.options;
+      const f = n.fields;
+      const ts = o.timestamp == null ? new Date(time) : new Date(o.timestamp as any);
+      if (isNaN(+ts)) throw analyticsError('invalid_arguments', `${type}: options.timestamp must be a Date or an ISO 8601 string`);
+      const id = c.identity;
+      const userId = type == 'identify' ? f.userId || id.userId() : id.userId();
+      const p = pageOf(page);
+      const ctx = buildContext(c.env, p);
+      const net = connectionType();
+      if (net) ctx.network = { cellular: net == 'cellular', wifi: net == 'wifi' };
+      if (type == 'page') {
+        // page() properties carry the page facts; the caller's values win in both places
+        f.properties = { ...p, ...(f.name && { name: f.name }), ...(f.category && { category: f.category }), ...f.properties };
+        for (const k of Object.keys(p) as (keyof PageContext)[])
+          if (typeof f.properties[k] == 'string') ctx.page = { ...ctx.page, [k]: f.properties[k] };
+      } else if (type == 'screen' && f.name) f.properties = { name: f.name, ...f.properties };
+      if (type == 'identify') f.traits = id.merged(f.userId, f.traits);
+      if (type == 'alias' && !f.previousId) f.previousId = id.userId() || id.anonymousId();
+      const message = {
+        type,
+        ...f,
+        messageId: nextId(time),
+        timestamp: ts.toISOString(),
+        anonymousId: o.anonymousId ? String(o.anonymousId) : id.anonymousId(),
+        ...(userId && type != 'alias' && { userId }),
+        integrations: { ...c.integrations, ...o.integrations },
+        context: merge(ctx, o.context),
+      } as Message;
+      const checked = check(message);
+      if ('code' in checked) throw checked;
+      const m = checked.value;
+      if (type == 'identify') id.identify(f.userId, f.traits);
+      const result: CallResult = { event: m };
+      return c.queue
+        .add({ id: m.messageId, message: m, bytes: checked.bytes, queuedAt: Date.now(), attempts: 0, owner: c.owner })
+        .then(() => {
+          log(type, m);
+          callback?.(result);
+          emitter.emit(type, ...eventArgs(m), result);
+          c.scheduler.notify();
+          return result;
+        });
+    } catch (e) {
+      const err = (e as AnalyticsError).code ? (e as AnalyticsError) : analyticsError('invalid_arguments', String(e));
+      report(err);
+      try {
+        callback?.(err);
+      } catch {
+        // the page's own callback failed; nothing more to do
+      }
+      return refused(err);
+    }
+  }
+
+  // Calls that change state or read it wait for `load` like the others, keeping their order.
+  const whenLoaded = (fn: (c: Core) => void) => (core ? fn(core) : waitingForLoad.push(() => fn(core!)));
+
+  function load(writeKey: string, options: LoadOptions = {}) {
+    if (core || typeof window == 'undefined') return void (core && log('load() called again: ignored'));
+    if (!writeKey || typeof writeKey != 'string') return report(analyticsError('invalid_arguments', 'load: a writeKey is required'));
+    if (options.debug) debugOn = true;
+    const r = resolve(options);
+    const owner = uuid();
+    const tabs = createTabs(owner);
+    let fellBack = false;
+    const queue = createQueue(owner, r.bounds, {
+      dropped: (reason, ids) =>
+        report(
+          analyticsError(
+            reason == 'expired' ? 'expired' : 'queue_overflow',
+            `${ids.length} queued message(s) dropped: ${reason == 'expired' ? 'older than the queue allows' : 'the queue is full'}`,
+            ids,
+          ),
+        ),
+      fallback: (e) => {
+        if (!fellBack) log('IndexedDB is unusable; the queue lives in memory for this page', e);
+        fellBack = true;
+      },
+    });
+    const scheduler = createScheduler({
+      queue,
+      tabs,
+      url: r.url,
+      writeKey,
+      flushAt: r.flushAt,
+      flushInterval: r.flushInterval,
+      report,
+      emit: emitter.emit,
+      log,
+    });
+    const identity = createIdentity({ storage: options.storage, cookie: options.cookie });
+    const env = readEnvironment();
+    tabs.enter();
+    const adopt = () => tabs.orphans().then(queue.adopt).catch((e) => log('could not read the stored queue', e));
+    const ready = adopt().then(() => {
+      log('ready');
+      emitter.emit('ready');
+      scheduler.notify();
+    });
+    api.initialized = true;
+    core = { writeKey, identity, scheduler, env, integrations: r.integrations, owner, queue, ready };
+    if (options.highEntropyHints) highEntropyHints().then((h) => (env.hints = h));
+    listenLifecycle({
+      exit(final) {
+        scheduler.exit();
+        if (final) tabs.leave();
+      },
+      resume(restored) {
+        identity.reload();
+        if (restored) tabs.enter();
+        (restored ? queue.reconcile() : Promise.resolve()).then(adopt).then(scheduler.notify);
+      },
+      online: () => scheduler.flush(),
+    });
+    if (options.trackPageViews) trackPageViews((page) => invoke('page', [], page));
+    waitingForLoad.splice(0).forEach((f) => f());
+  }
+
+  const api: Analytics = {
+    load,
+    identify: (...a) => invoke('identify', a),
+    track: (...a) => invoke('track', a),
+    page: (...a) => invoke('page', a),
+    screen: (...a) => invoke('screen', a),
+    group: (...a) => invoke('group', a),
+    alias: (...a) => invoke('alias', a),
+    reset: () => whenLoaded((c) => (c.identity.reset(), emitter.emit('reset'))),
+    setAnonymousId: (id: string) => whenLoaded((c) => id && c.identity.setAnonymousId(String(id))),
+    user: () => ({
+      id: () => (core ? core.identity.userId() : null),
+      anonymousId: () => (core ? core.identity.anonymousId() : ''),
+      traits: () => (core ? core.identity.traits() : {}),
+    }),
+    ready: (cb) =>
+      new Promise<void>((res) => whenLoaded((c) => c.ready.then(res))).then(() => {
+        try {
+          cb?.();
+        } catch (e) {
+          log('ready callback failed', e);
+        }
+      }),
+    flush: () => new Promise<void>((res) => whenLoaded((c) => c.ready.then(() => c.scheduler.flush()).then(res))),
+    on: emitter.on,
+    off: emitter.off,
+    debug: (on = true) => void (debugOn = !!on),
+    ecommerce: createEcommerce({
+      track: (event, props, options, cb) => invoke('track', [event, props, options, cb]),
+      isDebug: () => debugOn,
+      warn: (t) => console.warn('[svc-analytics]', t),
+    }),
+    semantic: createSemantic({
+      track: (event, props, options, cb) => invoke('track', [event, props, options, cb]),
+      userId: () => (core ? core.identity.userId() : null),
+      report,
+    }),
+      initialized: false,
+    VERSION: '__VERSION__',
+  };
+  /** Replays a call the snippet recorded (`ecommerce.orderCompleted` style names included) with its page and time. */
+  function replay(method: string, args: unknown[], page?: RecordedPage, time?: number) {
+    recorded = { page, time };
+    try {
+      const [ns, name] = method.split('.');
+      const target = name ? (api as any)[ns] : api;
+      const fn = target && target[name || ns];
+      if (typeof fn == 'function') fn.apply(target, args);
+    } catch (e) {
+      log('could not replay', method, e);
+    } finally {
+      recorded = undefined;
+    }
+  }
+  return { api, replay };
+}
+
+/** The npm entry: `AnalyticsBrowser.load({ writeKey }, options)` returns the API, usable before it is ready. */
+export const AnalyticsBrowser = {
+  load(settings: BrowserSettings, options?: LoadOptions): Analytics {
+    const { api } = createAnalytics();
+    // On a server (SSR) nothing loads and no browser global is touched; calls are refused with `not_loaded`.
+    if (typeof window != 'undefined') api.load(settings && settings.writeKey, options);
+    return api;
+  },
+};
+
+// The arguments analytics.js passes to `on(type)` handlers.
+function eventArgs(m: Message): unknown[] {
+  switch (m.type) {
+    case 'track':
+      return [m.event, m.properties];
+    case 'page':
+    case 'screen':
+      return [m.category, m.name, m.properties];
+    case 'identify':
+      return [m.userId, m.traits];
+    case 'group':
+      return [m.groupId, m.traits];
+    default:
+      return [m.userId, m.previousId];
+  }
+}

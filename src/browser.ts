@@ -1,0 +1,18 @@
+// The IIFE bundle (dist/analytics.min.js): takes over the snippet's stub, or stands alone.
+import { createAnalytics, type RecordedPage } from './analytics';
+
+type Recorded = [string, unknown[], RecordedPage?, number?];
+
+const w = window as any;
+const stub = w.analytics;
+// A second copy of the bundle on the page leaves the first one in charge.
+if (!stub || !stub.VERSION) {
+  const { api, replay } = createAnalytics();
+  const calls: Recorded[] = Array.isArray(stub) ? stub.splice(0) : [];
+  w.analytics = api;
+  // Pages that kept a reference to the stub array keep working: it gets the real methods too.
+  if (stub) for (const k of Object.keys(api)) stub[k] = (api as any)[k];
+  const load = calls.find((c) => c[0] == 'load');
+  if (load) api.load(...(load[1] as [string]));
+  for (const c of calls) if (c[0] != 'load') replay(c[0], c[1], c[2], c[3]);
+}

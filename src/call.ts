@@ -1,0 +1,69 @@
+import type { Callback, CallOptions, JSONObject, MessageType } from './types';
+import { analyticsError } from './errors';
+
+/** A call's arguments sorted into message fields, options and callback; pure. */
+export interface NormalisedCall {
+  fields: JSONObject;
+  options: CallOptions;
+  callback?: Callback;
+}
+
+// How many leading string arguments each call takes, analytics.js-style:
+// page(category?, name?, ...), screen(category?, name?, ...), alias(userId, previousId?, ...).
+const SLOTS: Record<MessageType, number> = { track: 1, identify: 1, group: 1, alias: 2, page: 2, screen: 2 };
+
+const isObj = (v: unknown): v is JSONObject => typeof v == 'object' && v !== null && !Array.isArray(v);
+const isStr = (v: unknown) => typeof v == 'string' || typeof v == 'number';
+
+/**
+ * Sorts `args` of call `type` into fields, options and callback, the way analytics.js does:
+ * `page('Docs')`, `page({title})`, `page('Cat', 'Name', props)`, `track('x', props, cb)`, `identify(traits)`.
+ * Throws an AnalyticsError (`invalid_arguments`) for arguments it cannot read; the caller catches.
+ */
+export function normalise(type: MessageType, args: unknown[]): NormalisedCall {
+  const fn = args.findIndex((a) => typeof a == 'function');
+  const callback = fn < 0 ? undefined : (args[fn] as Callback);
+  const rest = fn < 0 ? args.slice() : args.slice(0, fn);
+  const strings: (string | undefined)[] = [];
+  // Leading strings (or null placeholders followed by more arguments) fill the string slots.
+  while (strings.length < SLOTS[type] && rest.length && (isStr(rest[0]) || (rest[0] == null && rest.length > 1))) {
+    const s = rest.shift();
+    strings.push(s == null ? undefined : String(s));
+  }
+  const [props, options = {}] = rest;
+  const bad = (what: string) => {
+    throw analyticsError('invalid_arguments', `${type}: ${what}`);
+  };
+  if (props != null && !isObj(props)) bad(`expected an object of ${type == 'track' || type == 'page' || type == 'screen' ? 'properties' : 'traits'}, got ${typeof props}`);
+  if (options != null && !isObj(options)) bad(`expected an options object, got ${typeof options}`);
+  const opts = (options || {}) as CallOptions;
+  const p = (props || {}) as JSONObject;
+  let fields: JSONObject;
+  if (type == 'track') {
+    const event = strings[0];
+    if (!event || !event.trim()) bad('an event name (a non-empty string) is required');
+    fields = { event, properties: p };
+  } else if (type == 'page' || type == 'screen') {
+    const [category, name] = strings.length > 1 ? strings : [undefined, strings[0]];
+    fields = { properties: p };
+    if (name != null) fields.name = name;
+    if (category != null) fields.category = category;
+  } else if (type == 'identify') {
+    fields = { traits: p };
+    if (strings[0]) fields.userId = strings[0];
+  } else if (type == 'group') {
+    if (!strings[0]) bad('a groupId (string) is required');
+    fields = { groupId: strings[0], traits: p };
+    if (opts.objectTypeId != null) {
+      if (!/^\d+$/.test(String(opts.objectTypeId))) bad('options.objectTypeId must be a string holding an integer');
+      fields.objectTypeId = String(opts.objectTypeId);
+    }
+  } else {
+    // alias(userId, previousId?, options?): the second "object" slot is options.
+    if (!strings[0]) bad('a userId (string) is required');
+    fields = { userId: strings[0] };
+    if (strings[1]) fields.previousId = strings[1];
+    return { fields, options: ((props as CallOptions) || {}), callback };
+  }
+  return { fields, options: opts, callback };
+}

@@ -1,0 +1,38 @@
+import type { LoadOptions } from './types';
+import { DEFAULT_BOUNDS, type QueueBounds } from './queue';
+
+/** The service's US host; the EU host has `-eu` on its first label. */
+export const DEFAULT_API_HOST = 'cdp.svc.example';
+
+/**
+ * `flushAt` default: 20 messages. A visit's first burst (page, identify, a few tracks) leaves in one request, and
+ * 1,000 events cost about 50 requests at most (a tight loop of calls goes out in as few as the 500 KB limit allows).
+ */
+export const DEFAULT_FLUSH_AT = 20;
+/** `flushInterval` default: 1,000 ms, so events show up within a second; page exit is covered by sendBeacon. */
+export const DEFAULT_FLUSH_INTERVAL = 1000;
+
+/** `{apiHost}/v1/batch` from the `apiHost` and `region` options (CONTRACT section 3); pure. */
+export function batchUrl(apiHost?: string, region?: string): string {
+  let h = apiHost || (region == 'eu' ? DEFAULT_API_HOST.replace(/^[^.]+/, '$&-eu') : DEFAULT_API_HOST);
+  if (!/^https?:\/\//i.test(h)) h = 'https://' + h;
+  return h.replace(/\/+$/, '').replace(/\/v1$/i, '') + '/v1/batch';
+}
+
+/** Load options with every default filled in; pure. */
+export function resolve(o: LoadOptions = {}) {
+  const num = (v: unknown, d: number, min: number) => (typeof v == 'number' && v >= min ? v : d);
+  const q = o.queue || {};
+  const bounds: QueueBounds = {
+    maxCount: num(q.maxCount, DEFAULT_BOUNDS.maxCount, 1),
+    maxBytes: num(q.maxBytes, DEFAULT_BOUNDS.maxBytes, 1),
+    maxAgeMs: num(q.maxAgeMs, DEFAULT_BOUNDS.maxAgeMs, 1),
+  };
+  return {
+    url: batchUrl(o.apiHost, o.region),
+    flushAt: num(o.flushAt, DEFAULT_FLUSH_AT, 1),
+    flushInterval: num(o.flushInterval, DEFAULT_FLUSH_INTERVAL, 0),
+    integrations: o.integrations || {},
+    bounds,
+  };
+}

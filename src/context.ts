@@ -1,0 +1,109 @@
+import type { MessageContext, PageContext } from './types';
+
+/** The library's name and version, stamped on every message as `context.library`. */
+export const LIBRARY = { name: 'svc-analytics', version: '__VERSION__' };
+
+/** Facts about the browser read once at load (see `readEnvironment`); everything in it is plain data. */
+export interface Environment {
+  userAgent: string;
+  locale: string;
+  timezone?: string;
+  screen: { width: number; height: number; density: number };
+  userAgentData?: { brands: { brand: string; version: string }[]; mobile: boolean; platform: string };
+  os?: { name: string; version?: string };
+  device?: { type: string };
+  /** Read per call: the network can change during a visit. */
+  connectionType?: string;
+  /** High-entropy client hints, when asked for and received. */
+  hints?: { model?: string; platformVersion?: string };
+}
+
+/** Page context from a URL, title and referrer (what the snippet records at call time). */
+export function pageContext(url: string, title: string, referrer: string): PageContext {
+  let path = '/';
+  let search = '';
+  try {
+    const u = new URL(url);
+    path = u.pathname;
+    search = u.search;
+  } catch {
+    // a relative or odd URL: keep the defaults rather than fail the call
+  }
+  return { path, referrer, search, title, url };
+}
+
+/** `context.campaign` from the `utm_*` parameters of a query string (`utm_campaign` is `name`); undefined when there are none. */
+export function campaign(search: string): Record<string, string> | undefined {
+  let out: Record<string, string> | undefined;
+  new URLSearchParams(search).forEach((value, key) => {
+    if (key.slice(0, 4) != 'utm_' || key.length < 5) return;
+    const k = key.slice(4);
+    (out = out || {})[k == 'campaign' ? 'name' : k] = value;
+  });
+  return out;
+}
+
+/** OS name and version from client hints' platform or, failing that, the user agent (kept small on purpose). */
+export function osFromUserAgent(ua: string, platform?: string): { name: string; version?: string } | undefined {
+  const m =
+    /(Android) ([\d.]+)/.exec(ua) ||
+    /(iPhone|iPad|iPod).*? OS ([\d_]+)/.exec(ua) ||
+    /(Windows) NT ([\d.]+)/.exec(ua) ||
+    /(Mac) OS X ([\d_.]+)/.exec(ua) ||
+    /(CrOS)/.exec(ua) ||
+    /(Linux)/.exec(ua);
+  const names: Record<string, string> = { iPhone: 'iOS', iPad: 'iOS', iPod: 'iOS', Mac: 'macOS', CrOS: 'Chrome OS' };
+  const name = platform || (m && (names[m[1]] || m[1]));
+  if (!name) return undefined;
+  // The version from the UA is only trusted when it describes the same platform.
+  const version = m && m[2] && (!platform || names[m[1]] == platform || m[1] == platform) ? m[2].replace(/_/g, '.') : undefined;
+  return version ? { name, version } : { name };
+}
+
+/** `mobile`, `tablet` or `desktop`, from the client hints' `mobile` flag or the user agent. */
+export function deviceType(ua: string, mobileHint?: boolean): string {
+  if (/iPad|Tablet/.test(ua) || (/Android/.test(ua) && !/Mobile/.test(ua))) return 'tablet';
+  return mobileHint || /Mobi|iPhone|iPod/.test(ua) ? 'mobile' : 'desktop';
+}
+
+/** The automatic context of one message: environment facts plus the page at call time. */
+export function buildContext(env: Environment, page: PageContext): MessageContext {
+  const ctx: MessageContext = {
+    library: LIBRARY,
+    page,
+    userAgent: env.userAgent,
+    locale: env.locale,
+    channel: 'browser',
+    screen: env.screen,
+  };
+  if (env.timezone) ctx.timezone = env.timezone;
+  if (env.userAgentData) ctx.userAgentData = env.userAgentData;
+  if (env.os) ctx.os = env.os;
+  if (env.device) ctx.device = env.device;
+  if (env.hints) {
+    if (env.hints.model) ctx.device = { ...ctx.device!, model: env.hints.model };
+    if (env.hints.platformVersion && env.os) ctx.os = { ...env.os, version: env.hints.platformVersion };
+  }
+  const net = env.connectionType;
+  if (net) ctx.network = { cellular: net == 'cellular', wifi: net == 'wifi' };
+  const utm = campaign(page.search);
+  if (utm) ctx.campaign = utm;
+  return ctx;
+}
+
+/**
+ * Deep-merges `source` over `target` into a new object (objects merge, anything else replaces);
+ * `__proto__` keys are kept as plain data, never as a prototype.
+ */
+export function merge<T extends object>(target: T, source?: object | null): T {
+  if (!source) return target;
+  const out: any = { ...target };
+  for (const k of Object.keys(source)) {
+    const v = (source as any)[k];
+    const t = out[k];
+    const val =
+      v && typeof v == 'object' && !Array.isArray(v) && t && typeof t == 'object' && !Array.isArray(t) ? merge(t, v) : v;
+    Object.defineProperty(out, k, { value: val, enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}

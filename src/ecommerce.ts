@@ -1,0 +1,336 @@
+import type { CallOptions, CallResult, Callback } from './types';
+
+/** Any custom property a caller adds next to the spec's fields; declared fields keep their types. */
+export interface CustomProperties {
+  [key: string]: unknown;
+}
+
+/** Product fields "P" of spec 000 section 2.7. */
+export interface ProductFields {
+  product_id?: string;
+  sku?: string;
+  category?: string;
+  name?: string;
+  brand?: string;
+  variant?: string;
+  coupon?: string;
+  url?: string;
+  image_url?: string;
+  price?: number;
+  /** An integer. */
+  quantity?: number;
+  position?: number;
+}
+
+/** Money-flow fields "O" of spec 000 section 2.7. */
+export interface OrderFields {
+  order_id?: string;
+  affiliation?: string;
+  coupon?: string;
+  currency?: string;
+  revenue?: number;
+  shipping?: number;
+  tax?: number;
+  discount?: number;
+}
+
+/** One item of a `products` array. */
+export interface Product extends ProductFields, CustomProperties {}
+
+/** One item of `filters` (Product List Filtered). */
+export interface Filter {
+  type: string;
+  value: string;
+}
+
+/** One item of `sorts` (Product List Filtered). */
+export interface Sort {
+  type: string;
+  value: string;
+}
+
+/** Properties of `Products Searched`. */
+export interface ProductsSearchedProperties extends CustomProperties {
+  query?: string;
+}
+
+/** Properties of `Product Viewed` (and of `Product List Viewed`, `Product Clicked`). */
+export interface ProductViewedProperties extends ProductFields, CustomProperties {
+  currency?: string;
+  /** Total after multiplying by quantity. */
+  value?: number;
+}
+/** Properties of `Product List Viewed`. */
+export type ProductListViewedProperties = ProductViewedProperties;
+/** Properties of `Product Clicked`. */
+export type ProductClickedProperties = ProductViewedProperties;
+
+/** Properties of `Product List Filtered`. */
+export interface ProductListFilteredProperties extends CustomProperties {
+  list_id?: string;
+  category?: string;
+  products?: Product[];
+  filters?: Filter[];
+  sorts?: Sort[];
+}
+
+/** Properties of `Product Added` (and of `Product Removed`). */
+export interface ProductAddedProperties extends ProductFields, CustomProperties {
+  cart_id?: string;
+}
+/** Properties of `Product Removed`. */
+export type ProductRemovedProperties = ProductAddedProperties;
+
+/** Properties of `Cart Viewed`. */
+export interface CartViewedProperties extends CustomProperties {
+  cart_id?: string;
+  products?: Product[];
+}
+
+/** Properties of `Checkout Started`. */
+export interface CheckoutStartedProperties extends OrderFields, CustomProperties {
+  products?: Product[];
+  value?: number;
+}
+
+/** Properties of `Checkout Step Viewed` (and of `Checkout Step Completed`). */
+export interface CheckoutStepViewedProperties extends CustomProperties {
+  checkout_id?: string;
+  shipping_method?: string;
+  payment_method?: string;
+  /** An integer. */
+  step?: number;
+}
+/** Properties of `Checkout Step Completed`. */
+export type CheckoutStepCompletedProperties = CheckoutStepViewedProperties;
+
+/** Properties of `Payment Info Entered`. */
+export interface PaymentInfoEnteredProperties extends CheckoutStepViewedProperties {
+  order_id?: string;
+}
+
+/** Properties of `Order Completed`. */
+export interface OrderCompletedProperties extends OrderFields, CustomProperties {
+  subtotal?: number;
+  total?: number;
+  products?: Product[];
+  checkout_id?: string;
+}
+
+/** Properties of `Order Updated`. */
+export interface OrderUpdatedProperties extends OrderFields, CustomProperties {
+  products?: Product[];
+}
+
+/** Properties of `Order Refunded`. */
+export interface OrderRefundedProperties extends OrderUpdatedProperties {
+  total?: number;
+  subtotal?: number;
+  checkout_id?: string;
+}
+
+/** Properties of `Order Cancelled`. */
+export interface OrderCancelledProperties extends OrderUpdatedProperties {
+  total?: number;
+}
+
+/** Properties of `Promotion Viewed` (and of `Promotion Clicked`). */
+export interface PromotionViewedProperties extends CustomProperties {
+  promotion_id?: string;
+  creative?: string;
+  name?: string;
+  /** A string here, unlike a product's `position`. */
+  position?: string;
+}
+/** Properties of `Promotion Clicked`. */
+export type PromotionClickedProperties = PromotionViewedProperties;
+
+/** Properties of `Coupon Entered`. */
+export interface CouponEnteredProperties extends CustomProperties {
+  order_id?: string;
+  cart_id?: string;
+  coupon_id?: string;
+}
+
+/** Properties of `Coupon Applied` (and of `Coupon Removed`). */
+export interface CouponAppliedProperties extends CouponEnteredProperties {
+  coupon_name?: string;
+  discount?: number;
+}
+/** Properties of `Coupon Removed`. */
+export type CouponRemovedProperties = CouponAppliedProperties;
+
+/** Properties of `Coupon Denied`. */
+export interface CouponDeniedProperties extends CouponEnteredProperties {
+  coupon_name?: string;
+  reason?: string;
+}
+
+/** Properties of `Product Added to Wishlist` (and of `Product Removed from Wishlist`). */
+export interface ProductAddedToWishlistProperties extends ProductFields, CustomProperties {
+  wishlist_id?: string;
+  wishlist_name?: string;
+}
+/** Properties of `Product Removed from Wishlist`. */
+export type ProductRemovedFromWishlistProperties = ProductAddedToWishlistProperties;
+
+/** Properties of `Wishlist Product Added to Cart`. */
+export interface WishlistProductAddedToCartProperties extends ProductAddedToWishlistProperties {
+  cart_id?: string;
+}
+
+/** Properties of `Product Reviewed`. */
+export interface ProductReviewedProperties extends CustomProperties {
+  product_id?: string;
+  review_id?: string;
+  review_body?: string;
+  /** An integer. */
+  rating?: number;
+}
+
+/** A helper: sends a `track` call with its fixed event name; settles like `track`. */
+export type EcommerceHelper<T> = (properties?: T, options?: CallOptions, callback?: Callback) => Promise<CallResult>;
+
+/** One helper per ecommerce event of spec 000 section 2.7, named by camel-casing the event name. */
+export interface EcommerceHelpers {
+  /** `Products Searched` */
+  productsSearched: EcommerceHelper<ProductsSearchedProperties>;
+  /** `Product List Viewed` */
+  productListViewed: EcommerceHelper<ProductListViewedProperties>;
+  /** `Product List Filtered` */
+  productListFiltered: EcommerceHelper<ProductListFilteredProperties>;
+  /** `Product Clicked` */
+  productClicked: EcommerceHelper<ProductClickedProperties>;
+  /** `Product Viewed` */
+  productViewed: EcommerceHelper<ProductViewedProperties>;
+  /** `Product Added` */
+  productAdded: EcommerceHelper<ProductAddedProperties>;
+  /** `Product Removed` */
+  productRemoved: EcommerceHelper<ProductRemovedProperties>;
+  /** `Cart Viewed` */
+  cartViewed: EcommerceHelper<CartViewedProperties>;
+  /** `Checkout Started` */
+  checkoutStarted: EcommerceHelper<CheckoutStartedProperties>;
+  /** `Checkout Step Viewed` */
+  checkoutStepViewed: EcommerceHelper<CheckoutStepViewedProperties>;
+  /** `Checkout Step Completed` */
+  checkoutStepCompleted: EcommerceHelper<CheckoutStepCompletedProperties>;
+  /** `Payment Info Entered` */
+  paymentInfoEntered: EcommerceHelper<PaymentInfoEnteredProperties>;
+  /** `Order Completed` */
+  orderCompleted: EcommerceHelper<OrderCompletedProperties>;
+  /** `Order Updated` */
+  orderUpdated: EcommerceHelper<OrderUpdatedProperties>;
+  /** `Order Refunded` */
+  orderRefunded: EcommerceHelper<OrderRefundedProperties>;
+  /** `Order Cancelled` */
+  orderCancelled: EcommerceHelper<OrderCancelledProperties>;
+  /** `Promotion Viewed` */
+  promotionViewed: EcommerceHelper<PromotionViewedProperties>;
+  /** `Promotion Clicked` */
+  promotionClicked: EcommerceHelper<PromotionClickedProperties>;
+  /** `Coupon Entered` */
+  couponEntered: EcommerceHelper<CouponEnteredProperties>;
+  /** `Coupon Applied` */
+  couponApplied: EcommerceHelper<CouponAppliedProperties>;
+  /** `Coupon Removed` */
+  couponRemoved: EcommerceHelper<CouponRemovedProperties>;
+  /** `Coupon Denied` */
+  couponDenied: EcommerceHelper<CouponDeniedProperties>;
+  /** `Product Added to Wishlist` */
+  productAddedToWishlist: EcommerceHelper<ProductAddedToWishlistProperties>;
+  /** `Product Removed from Wishlist` */
+  productRemovedFromWishlist: EcommerceHelper<ProductRemovedFromWishlistProperties>;
+  /** `Wishlist Product Added to Cart` */
+  wishlistProductAddedToCart: EcommerceHelper<WishlistProductAddedToCartProperties>;
+  /** `Product Reviewed` */
+  productReviewed: EcommerceHelper<ProductReviewedProperties>;
+}
+
+/** The `track` a helper calls: the core's own, so helpers settle exactly like `track`. */
+export type TrackFn = (
+  event: string,
+  properties: object | undefined,
+  options?: CallOptions,
+  callback?: Callback,
+) => Promise<CallResult>;
+
+// The field table, transcribed from spec 000 section 2.7: one row per schema, `Event,Event|fields`.
+// A field is `name` (a string), `name:n` (a number) or `name:i` (an integer); `name:P` is an array
+// whose items have the fields of group P. A bare `P` or `O` stands for that group's fields.
+// Fields the spec leaves untyped (ids, names, `query`, `reason`) are taken as strings.
+const GROUPS: Record<string, string> = {
+  P: 'product_id sku category name brand variant coupon url image_url price:n quantity:i position:n',
+  O: 'order_id affiliation coupon currency revenue:n shipping:n tax:n discount:n',
+  F: 'type value',
+};
+const TABLE = `Products Searched|query
+Product List Viewed,Product Clicked,Product Viewed|P currency value:n
+Product List Filtered|list_id category products:P filters:F sorts:F
+Product Added,Product Removed|P cart_id
+Cart Viewed|cart_id products:P
+Checkout Started|O products:P value:n
+Checkout Step Viewed,Checkout Step Completed|checkout_id shipping_method payment_method step:i
+Payment Info Entered|checkout_id shipping_method payment_method step:i order_id
+Order Completed|O products:P total:n subtotal:n checkout_id
+Order Updated|O products:P
+Order Refunded|O products:P total:n subtotal:n checkout_id
+Order Cancelled|O products:P total:n
+Promotion Viewed,Promotion Clicked|promotion_id creative name position
+Coupon Entered|order_id cart_id coupon_id
+Coupon Applied,Coupon Removed|order_id cart_id coupon_id coupon_name discount:n
+Coupon Denied|order_id cart_id coupon_id coupon_name reason
+Product Added to Wishlist,Product Removed from Wishlist|wishlist_id wishlist_name P
+Wishlist Product Added to Cart|wishlist_id wishlist_name cart_id P
+Product Reviewed|product_id review_id review_body rating:i`;
+
+/** The 26 ecommerce event names of spec 000 section 2.7, in the spec's order. */
+export const ECOMMERCE_EVENTS: string[] = /*#__PURE__*/ TABLE.replace(/\|.*/g, '').split(/[\n,]/);
+
+/** The helper name of an event name: camel-cased, e.g. `Product Added to Wishlist` is `productAddedToWishlist`. */
+export function helperName(eventName: string): string {
+  return eventName.toLowerCase().replace(/ (.)/g, (_, c: string) => c.toUpperCase());
+}
+
+
+// What a wrong value is; a number (where one is expected) by its value, as 1.5 is a number but no integer.
+const got = (value: unknown, numeric?: string) =>
+  `, got ${Array.isArray(value) ? 'array' : value === null || (numeric && typeof value == 'number') ? value : typeof value}`;
+
+// Warns about each field of `obj` (named `at`) whose value has the wrong type.
+function check(obj: any, fields: string, at: string, warn: (text: string) => void): void {
+  if (Object(obj) !== obj) return warn(at + ' should be an object' + got(obj));
+  fields.split(' ').forEach((field) => {
+    const [key, type = ''] = field.split(':');
+    const value = obj[key];
+    const path = at == 'properties' ? key : `${at}.${key}`;
+    const items = GROUPS[type];
+    if (!type && GROUPS[key]) return check(obj, GROUPS[key], at, warn);
+    if (value === undefined) return;
+    if (!(items ? Array.isArray(value) : type ? (type == 'n' ? Number.isFinite : Number.isInteger)(value) : typeof value == 'string')) {
+      warn(`${path} should be ${type == 'n' ? 'a number' : type == 'i' ? 'an integer' : type ? 'an array' : 'a string'}` + got(value, type));
+    } else if (items) value.forEach((item: unknown, i: number) => check(item, items, `${path}[${i}]`, warn));
+  });
+}
+
+/** Creates the ecommerce helpers over the core's `track`; in debug mode each call's properties are type-checked (warnings only). */
+export function createEcommerce(deps: {
+  track: TrackFn;
+  isDebug(): boolean;
+  warn(text: string): void;
+}): EcommerceHelpers {
+  const helpers: Record<string, EcommerceHelper<object>> = {};
+  TABLE.split('\n').forEach((row) => {
+    const [events, fields] = row.split('|');
+    events.split(',').forEach((event) => {
+      helpers[helperName(event)] = (properties, options, callback) => {
+        // The check runs in debug mode only; the event is sent either way (the service accepts any structure).
+        if (deps.isDebug() && properties !== undefined) {
+          check(properties, fields, 'properties', (text) => deps.warn(`${event}: ${text}`));
+        }
+        return deps.track(event, properties, options, callback);
+      };
+    });
+  });
+  return helpers as unknown as EcommerceHelpers;
+}

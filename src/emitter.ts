@@ -1,0 +1,25 @@
+type Handler = (...args: any[]) => void;
+
+/** A tiny event emitter (after mitt); a handler that throws is isolated from the others and from the caller. */
+export function createEmitter() {
+  const all = new Map<string, Handler[]>();
+  return {
+    on(name: string, h: Handler) {
+      all.set(name, (all.get(name) || []).concat(h));
+    },
+    off(name: string, h: Handler) {
+      all.set(name, (all.get(name) || []).filter((x) => x !== h));
+    },
+    emit(name: string, ...args: unknown[]) {
+      for (const h of all.get(name) || []) {
+        try {
+          h(...args);
+        } catch (e) {
+          setTimeout(() => {
+            throw e; // reported like any page error, without breaking the library
+          });
+        }
+      }
+    },
+  };
+}

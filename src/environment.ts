@@ -1,0 +1,46 @@
+import type { Environment } from './context';
+import { osFromUserAgent, deviceType } from './context';
+
+/** Reads the browser facts that go into every message's context (once, at load; the network type per call). */
+export function readEnvironment(): Environment {
+  const n = navigator as Navigator & { userAgentData?: any; connection?: { type?: string } };
+  const ua = n.userAgent || '';
+  const uad = n.userAgentData;
+  const env: Environment = {
+    userAgent: ua,
+    locale: n.language || '',
+    screen: { width: screen.width, height: screen.height, density: devicePixelRatio || 1 },
+    os: osFromUserAgent(ua, uad?.platform || undefined),
+    device: { type: deviceType(ua, uad?.mobile) },
+  };
+  try {
+    env.timezone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  } catch {
+    // very old engines: no timezone
+  }
+  if (uad && uad.brands) {
+    env.userAgentData = {
+      brands: uad.brands.map((b: any) => ({ brand: b.brand, version: b.version })),
+      mobile: !!uad.mobile,
+      platform: uad.platform || '',
+    };
+  }
+  return env;
+}
+
+/** The connection type right now ('wifi', 'cellular', ...) where the browser tells it. */
+export function connectionType(): string | undefined {
+  return (navigator as any).connection?.type;
+}
+
+/** Asks once for high-entropy client hints (opt-in: async and a cost); resolves to what the browser gives. */
+export async function highEntropyHints(): Promise<Environment['hints']> {
+  const uad = (navigator as any).userAgentData;
+  if (!uad || !uad.getHighEntropyValues) return undefined;
+  try {
+    const v = await uad.getHighEntropyValues(['model', 'platformVersion']);
+    return { model: v.model || undefined, platformVersion: v.platformVersion || undefined };
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,164 @@
+import type { IdentityStorage, JSONObject } from './types';
+
+/** Where each piece of identity persists: cookie and localStorage names. */
+export const KEYS = { anonymousId: 'svc_anonymous_id', userId: 'svc_user_id', traits: 'svc_user_traits' };
+// analytics.js names, adopted on first load so a site switching to us keeps its visitors.
+const AJS = { anonymousId: 'ajs_anonymous_id', userId: 'ajs_user_id', traits: 'ajs_user_traits' };
+
+type Key = keyof typeof KEYS;
+
+/** A random UUID v4. */
+export function uuid(): string {
+  const c = globalThis.crypto;
+  if (c && c.randomUUID) return c.randomUUID();
+  const b = new Uint8Array(16);
+  c && c.getRandomValues ? c.getRandomValues(b) : b.forEach((_, i) => (b[i] = (Math.random() * 256) | 0));
+  b[6] = (b[6] & 15) | 64;
+  b[8] = (b[8] & 63) | 128;
+  const h = Array.from(b, (x) => (x + 256).toString(16).slice(1)).join('');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+/** Reads a stored value that may be raw, URI-encoded, or JSON-encoded (analytics.js writes `"%22id%22"`). */
+export function decode(raw: string | null | undefined): any {
+  if (raw == null || raw === '') return undefined;
+  let s = raw;
+  try {
+    s = decodeURIComponent(raw);
+  } catch {
+    // not URI-encoded
+  }
+  try {
+    return JSON.parse(s);
+  } catch {
+    return s;
+  }
+}
+
+/** The value of cookie `name` in a `document.cookie` string. */
+export function readCookie(cookies: string, name: string): string | undefined {
+  for (const part of cookies.split(/;\s*/)) {
+    const i = part.indexOf('=');
+    if (part.slice(0, i) == name) return part.slice(i + 1);
+  }
+  return undefined;
+}
+
+/** Candidate cookie domains for a host, widest first (`a.b.example.co.uk` → `co.uk`, `example.co.uk`, ...); none for IPs and single labels. */
+export function domainCandidates(host: string): string[] {
+  if (/^[\d.]+$|:/.test(host) || host.indexOf('.') < 0) return [];
+  const labels = host.split('.');
+  const out: string[] = [];
+  for (let i = labels.length - 2; i >= 0; i--) out.push(labels.slice(i).join('.'));
+  return out;
+}
+
+/** Options of the identity store. */
+export interface IdentityOptions {
+  storage?: IdentityStorage;
+  cookie?: { domain?: string; maxage?: number };
+}
+
+/**
+ * The visitor's identity: anonymous id, user id and traits, kept in memory and persisted to a first-party
+ * cookie (top registrable domain, SameSite=Lax, Secure on https) mirrored to localStorage, read from whichever survives.
+ */
+export function createIdentity({ storage = 'cookie', cookie = {} }: IdentityOptions = {}) {
+  const doc = typeof document != 'undefined' ? document : undefined;
+  const useCookie = storage == 'cookie' && !!doc;
+  const ls = storage == 'memory' ? undefined : safeLocalStorage();
+  let domain = cookie.domain;
+
+  const writeCookie = (name: string, value: string | undefined, d = domain) => {
+    const secure = location.protocol == 'https:' ? '; Secure' : '';
+    const age = value === undefined ? 0 : Math.round((cookie.maxage ?? 365) * 86400);
+    doc!.cookie = `${name}=${encodeURIComponent(value ?? '')}; path=/; max-age=${age}; SameSite=Lax${secure}${d ? '; domain=' + d : ''}`;
+  };
+  // The widest domain that accepts a cookie is the registrable one: subdomains then share the identity.
+  if (useCookie && domain === undefined) {
+    domain = domainCandidates(location.hostname).find((d) => {
+      writeCookie('svc_probe', '1', d);
+      const ok = readCookie(doc!.cookie, 'svc_probe') == '1';
+      if (ok) writeCookie('svc_probe', undefined, d);
+      return ok;
+    });
+  }
+
+  const read = (names: typeof KEYS, key: Key): any => {
+    let v: any;
+    try {
+      if (useCookie && key != 'traits') v = decode(readCookie(doc!.cookie, names[key]));
+      if (v === undefined && ls) v = decode(ls.getItem(names[key]));
+    } catch {
+      // storage blocked by the browser: memory only
+    }
+    return v;
+  };
+  const write = (key: Key, value: any) => {
+    const s = value == null ? undefined : typeof value == 'string' ? value : JSON.stringify(value);
+    try {
+      if (useCookie && key != 'traits') writeCookie(KEYS[key], s);
+      if (ls) s === undefined ? ls.removeItem(KEYS[key]) : ls.setItem(KEYS[key], s);
+    } catch {
+      // quota or blocked storage: the value lives in memory for this page
+    }
+  };
+
+  const state = { anonymousId: '', userId: null as string | null, traits: {} as JSONObject };
+  const load = () => {
+    const first = read(KEYS, 'anonymousId') === undefined;
+    const src = first ? AJS : KEYS;
+    const aid = read(src, 'anonymousId');
+    const uid = read(src, 'userId');
+    const traits = read(src, 'traits');
+    state.anonymousId = typeof aid == 'string' && aid ? aid : state.anonymousId || uuid();
+    state.userId = uid == null || uid === '' ? null : String(uid);
+    state.traits = traits && typeof traits == 'object' ? traits : {};
+    if (first) (Object.keys(KEYS) as Key[]).forEach((k) => write(k, state[k]));
+  };
+  load();
+
+  return {
+    anonymousId: () => state.anonymousId,
+    userId: () => state.userId,
+    traits: () => state.traits,
+    /** Re-reads storage (another tab may have identified or reset the visitor). */
+    reload: load,
+    /** The traits an identify call would leave, as analytics.js does: merged for the same user, replaced for a new one. */
+    merged(userId: string | undefined, traits: JSONObject): JSONObject {
+      return !userId || state.userId == null || state.userId == userId ? { ...state.traits, ...traits } : { ...traits };
+    },
+    /** Stores the user id (if given) and the traits (as `merged` computed them). */
+    identify(userId: string | undefined, traits: JSONObject) {
+      if (userId) state.userId = userId;
+      state.traits = traits;
+      write('userId', state.userId);
+      write('traits', traits);
+    },
+    setAnonymousId(id: string) {
+      write('anonymousId', (state.anonymousId = id));
+    },
+    /** Forgets the user id and traits and starts a new anonymous id. */
+    reset() {
+      state.userId = null;
+      state.traits = {};
+      write('userId', null);
+      write('traits', null);
+      write('anonymousId', (state.anonymousId = uuid()));
+    },
+  };
+}
+
+/** The identity store's interface. */
+export type Identity = ReturnType<typeof createIdentity>;
+
+function safeLocalStorage(): Storage | undefined {
+  try {
+    const s = localStorage;
+    s.setItem('svc_probe', '1');
+    s.removeItem('svc_probe');
+    return s;
+  } catch {
+    return undefined;
+  }
+}

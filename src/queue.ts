@@ -1,0 +1,177 @@
+import { createStore, setMany, delMany, values, type UseStore } from 'idb-keyval';
+import type { Message } from './types';
+
+/** One queued message; records describe themselves so any tab (or the next page load) can send them. */
+export interface QueueRecord {
+  /** The message id (a ULID, so keys sort in call order). */
+  id: string;
+  message: Message;
+  /** Serialised bytes of `message`. */
+  bytes: number;
+  /** ms since epoch when it was queued. */
+  queuedAt: number;
+  /** Delivery attempts so far. */
+  attempts: number;
+  /** The tab that sends it (see locks.ts); another tab adopts it only when that tab is gone. */
+  owner: string;
+}
+
+/** Queue bounds; past them the oldest messages are dropped. */
+export interface QueueBounds {
+  maxCount: number;
+  maxBytes: number;
+  maxAgeMs: number;
+}
+
+/** Defaults of `LoadOptions.queue`. */
+export const DEFAULT_BOUNDS: QueueBounds = { maxCount: 10000, maxBytes: 5000000, maxAgeMs: 7 * 864e5 };
+
+// Our own database, never idb-keyval's default, so a host page using idb-keyval is unaffected.
+const DB = 'svc-analytics';
+// Ids handed to the browser as the page went away: written synchronously, deleted from IndexedDB on the next load.
+const SENT_KEY = 'svc_sent';
+
+/** What the queue tells its owner about. */
+export interface QueueEvents {
+  /** Messages dropped because a bound was passed (`overflow`) or they grew too old (`expired`). */
+  dropped(reason: 'overflow' | 'expired', ids: string[]): void;
+  /** IndexedDB is unusable; the queue now lives in memory. */
+  fallback(error: unknown): void;
+}
+
+/**
+ * This tab's queue: an ordered in-memory list of its records, written through to IndexedDB (one transaction per
+ * burst of calls) so a closed page's messages are sent by the next load; falls back to memory when IndexedDB fails.
+ */
+export function createQueue(owner: string, bounds: QueueBounds, events: QueueEvents) {
+  const records: QueueRecord[] = [];
+  let store: UseStore | undefined;
+  let pending: QueueRecord[] = [];
+  let writing: Promise<void> = Promise.resolve();
+  try {
+    store = typeof indexedDB != 'undefined' ? createStore(DB, 'queue') : undefined;
+  } catch {
+    // indexedDB present but throws on access (some privacy modes)
+  }
+  if (!store) events.fallback(new Error('IndexedDB is not available'));
+
+  const persist = <T>(op: (s: UseStore) => Promise<T>): Promise<T | void> => {
+    if (!store) return Promise.resolve();
+    return op(store).catch((e) => {
+      store = undefined;
+      events.fallback(e);
+    });
+  };
+  const sentIds = (): string[] => {
+    try {
+      return JSON.parse(localStorage.getItem(SENT_KEY) || '[]');
+    } catch {
+      return [];
+    }
+  };
+  const setSent = (ids: string[]) => {
+    try {
+      ids.length ? localStorage.setItem(SENT_KEY, JSON.stringify(ids)) : localStorage.removeItem(SENT_KEY);
+    } catch {
+      // no localStorage: the next load may send these again (at least once)
+    }
+  };
+
+  let bytes = 0;
+  const drop = (ids: string[]) => {
+    const set = new Set(ids);
+    for (let i = records.length - 1; i >= 0; i--) if (set.has(records[i].id)) bytes -= records.splice(i, 1)[0].bytes;
+    return persist((s) => delMany(ids, s));
+  };
+
+  // Records are in id (call time) order, so expired and overflowing ones are a prefix: cheap on every call.
+  const enforce = (now: number) => {
+    const expired: string[] = [];
+    const over: string[] = [];
+    let n = records.length;
+    let b = bytes;
+    for (const r of records) {
+      if (now - r.queuedAt > bounds.maxAgeMs) expired.push(r.id);
+      else if (n > bounds.maxCount || b > bounds.maxBytes) over.push(r.id);
+      else break;
+      n--;
+      b -= r.bytes;
+    }
+    if (expired.length) drop(expired).then(() => events.dropped('expired', expired));
+    if (over.length) drop(over).then(() => events.dropped('overflow', over));
+  };
+
+  return {
+    /** This tab's records, oldest first (a live array: do not mutate). */
+    list: (): readonly QueueRecord[] => records,
+
+    /** Queues a record; resolves once it is durably stored (one IndexedDB transaction per burst of calls). */
+    add(record: QueueRecord): Promise<void> {
+      records.push(record);
+      bytes += record.bytes;
+      pending.push(record);
+      enforce(record.queuedAt);
+      if (pending.length == 1) {
+        writing = writing.then(() => {
+          const batch = pending;
+          pending = [];
+          // Only records still queued are written: one sent or dropped meanwhile must not come back.
+          return persist((s) => setMany(batch.filter((r) => records.includes(r)).map((r) => [r.id, r]), s));
+        });
+      }
+      return writing;
+    },
+
+    /** Resolves when every record added so far is stored. */
+    flushed: () => writing,
+
+    /** Removes delivered or refused records. */
+    remove: (ids: string[]) => (ids.length ? drop(ids) : Promise.resolve()),
+
+    /**
+     * Removes records the browser accepted as the page goes away. The ids are noted synchronously in localStorage
+     * first, since the IndexedDB delete may not finish before the page dies; the next load finishes the job.
+     */
+    removeOnExit(ids: string[]) {
+      setSent(sentIds().concat(ids));
+      drop(ids).then(() => setSent(sentIds().filter((id) => ids.indexOf(id) < 0)));
+    },
+
+    /**
+     * Reads the shared store at load: finishes deletes noted at the last exit, drops expired records, and adopts
+     * the records whose owner `isOrphan` says is gone (this tab becomes their owner).
+     */
+    async adopt(isOrphan: (r: QueueRecord) => boolean): Promise<void> {
+      const sent = sentIds();
+      if (sent.length) {
+        await persist((s) => delMany(sent, s));
+        setSent([]);
+      }
+      const all = ((await persist((s) => values<QueueRecord>(s))) || []).filter((r) => r && r.id && r.message);
+      const now = Date.now();
+      const mine = new Set(records.map((r) => r.id));
+      const adopted = all.filter((r) => !mine.has(r.id) && (r.owner == owner || isOrphan(r)));
+      if (!adopted.length) return;
+      for (const r of adopted) {
+        r.owner = owner;
+        bytes += r.bytes;
+      }
+      records.push(...adopted);
+      records.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      await persist((s) => setMany(adopted.map((r) => [r.id, r]), s));
+      enforce(now);
+    },
+
+    /** Keeps this tab's own records only (after a bfcache restore, another tab may have adopted some). */
+    async reconcile(): Promise<void> {
+      await writing;
+      const all = (await persist((s) => values<QueueRecord>(s))) as QueueRecord[] | undefined;
+      if (!all) return;
+      const mineInStore = new Set(all.filter((r) => r.owner == owner).map((r) => r.id));
+      for (let i = records.length - 1; i >= 0; i--) if (!mineInStore.has(records[i].id)) bytes -= records.splice(i, 1)[0].bytes;
+    },
+  };
+}
+
+/** The queue's interface. */
+export type Queue = ReturnType<typeof createQueue>;

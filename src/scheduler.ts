@@ -1,0 +1,136 @@
+import type { Queue, QueueRecord } from './queue';
+import type { Tabs } from './locks';
+import type { AnalyticsError, Message } from './types';
+import { planBatches, body, BODY_OVERHEAD } from './batch';
+import { classify, nextDelay } from './retry';
+import { post, beacon, KEEPALIVE_LIMIT } from './transport';
+import { byteLength, BATCH_LIMIT } from './validate';
+import { analyticsError } from './errors';
+
+/** What the scheduler needs from the rest of the library. */
+export interface SchedulerDeps {
+  queue: Queue;
+  tabs: Tabs;
+  /** `{apiHost}/v1/batch` */
+  url: string;
+  writeKey: string;
+  flushAt: number;
+  flushInterval: number;
+  report(error: AnalyticsError): void;
+  emit(name: 'delivered' | 'retry', ...args: unknown[]): void;
+  log(...args: unknown[]): void;
+}
+
+/**
+ * Decides when to send and owns the retry state: a flush starts when `flushAt` messages wait or `flushInterval` ms
+ * after the oldest was queued; it sends everything waiting in as few requests as the 500 KB limit allows, one
+ * request at a time across all tabs. Failures back off (honouring Retry-After) with the messages kept in order;
+ * a 4xx splits the batch until the one bad message is found and dropped.
+ */
+export function createScheduler(d: SchedulerDeps) {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let due = Infinity;
+  let retryUntil = 0;
+  let chain: Promise<void> = Promise.resolve();
+  // message id → whether its request was sent with keepalive (it survives page exit, so the exit beacon skips it)
+  const inflight = new Map<string, boolean>();
+
+  const waiting = () => d.queue.list().filter((r) => !inflight.has(r.id));
+  const arm = (ms: number) => {
+    const at = Date.now() + Math.max(0, ms);
+    if (timer && due <= at) return;
+    clearTimeout(timer);
+    due = at;
+    timer = setTimeout(() => {
+      timer = undefined;
+      due = Infinity;
+      flush(false);
+    }, Math.max(0, ms));
+  };
+  const plan = () => {
+    const w = waiting();
+    if (!w.length) return;
+    const now = Date.now();
+    if (now < retryUntil) arm(retryUntil - now);
+    else arm(w.length >= d.flushAt ? 0 : w[0].queuedAt + d.flushInterval - now);
+  };
+
+  const send = async (batch: QueueRecord[]): Promise<boolean> => {
+    const messages = batch.map((r) => r.message);
+    const text = body(messages, new Date());
+    const bytes = byteLength(text);
+    const ids = batch.map((r) => r.id);
+    let verdict = classify(bytes > BATCH_LIMIT ? 413 : 200);
+    let answer = { status: 413, retryAfter: null as string | null };
+    if (verdict == 'ok') {
+      ids.forEach((id) => inflight.set(id, bytes <= KEEPALIVE_LIMIT));
+      d.log('sending', messages.length, 'messages,', bytes, 'bytes');
+      answer = await post(d.url, d.writeKey, text, bytes);
+      ids.forEach((id) => inflight.delete(id));
+      verdict = classify(answer.status);
+    }
+    batch.forEach((r) => r.attempts++);
+    if (verdict == 'ok') {
+      retryUntil = 0;
+      await d.queue.remove(ids);
+      d.emit('delivered', messages);
+      return true;
+    }
+    if (verdict == 'retry') {
+      const delay = nextDelay(Math.max(...batch.map((r) => r.attempts)), answer.retryAfter, Date.now());
+      retryUntil = Date.now() + delay;
+      d.log('status', answer.status, '- retrying in', Math.round(delay), 'ms');
+      d.emit('retry', { status: answer.status, delay, messageIds: ids });
+      return false;
+    }
+    if (verdict == 'split' && batch.length > 1) {
+      const half = Math.ceil(batch.length / 2);
+      return (await send(batch.slice(0, half))) && send(batch.slice(half));
+    }
+    await d.queue.remove(ids);
+    d.report(
+      analyticsError(
+        'delivery_rejected',
+        `the API refused ${ids.length == 1 ? 'message ' + ids[0] : ids.length + ' messages'} with status ${answer.status}; dropped`,
+        ids,
+      ),
+    );
+    return true;
+  };
+
+  const pass = async (force: boolean) => {
+    if (typeof navigator != 'undefined' && navigator.onLine === false) return; // `online` resumes
+    if (!force && Date.now() < retryUntil) return plan();
+    await d.queue.flushed();
+    await d.tabs.exclusive(async () => {
+      for (const batch of planBatches(waiting())) if (!(await send(batch))) break;
+    });
+    plan();
+  };
+
+  /** Sends everything waiting now (even during a backoff); settles once it was handed to the network. */
+  function flush(force = true): Promise<void> {
+    return (chain = chain.then(() => pass(force)).catch((e) => d.log('flush failed', e)));
+  }
+
+  return {
+    flush,
+    /** Called after each queued message. */
+    notify: plan,
+    /** The page is going away: hand every waiting message to the browser (sendBeacon, at most 64 KB a request). */
+    exit() {
+      if (typeof navigator != 'undefined' && navigator.onLine === false) return; // a beacon would be lost: keep them
+      const recs = d.queue.list().filter((r) => !inflight.get(r.id));
+      const url = d.url;
+      for (const group of planBatches(recs, KEEPALIVE_LIMIT, BODY_OVERHEAD + d.writeKey.length)) {
+        const messages: Message[] = group.map((r) => r.message);
+        if (!beacon(url, body(messages, new Date(), d.writeKey))) break;
+        d.queue.removeOnExit(group.map((r) => r.id));
+        d.emit('delivered', messages);
+      }
+    },
+  };
+}
+
+/** The scheduler's interface. */
+export type Scheduler = ReturnType<typeof createScheduler>;

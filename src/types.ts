@@ -1,0 +1,153 @@
+/** Any JSON value a message may carry after sanitising. */
+export type JSONValue = string | number | boolean | null | JSONValue[] | { [key: string]: JSONValue };
+/** A free-form object of properties or traits. */
+export type JSONObject = Record<string, any>;
+
+/** The six call types of the Data Pipelines API. */
+export type MessageType = 'identify' | 'track' | 'page' | 'screen' | 'group' | 'alias';
+
+/** Page facts recorded at call time (by the snippet or the bundle). */
+export interface PageContext {
+  path: string;
+  referrer: string;
+  search: string;
+  title: string;
+  url: string;
+}
+
+/** The automatic `context` of every message (spec 000 section 2.4); callers may override any of it. */
+export interface MessageContext {
+  library: { name: string; version: string };
+  page: PageContext;
+  userAgent: string;
+  userAgentData?: { brands: { brand: string; version: string }[]; mobile: boolean; platform: string };
+  locale: string;
+  timezone?: string;
+  channel: 'browser';
+  campaign?: Record<string, string>;
+  screen: { width: number; height: number; density: number };
+  os?: { name: string; version?: string };
+  device?: { type: string; model?: string };
+  network?: { cellular?: boolean; wifi?: boolean };
+  [key: string]: any;
+}
+
+/** One message as it goes on the wire inside `{ batch: [...] }`. */
+export interface Message {
+  type: MessageType;
+  messageId: string;
+  timestamp: string;
+  anonymousId: string;
+  userId?: string;
+  integrations: Record<string, any>;
+  context: MessageContext;
+  event?: string;
+  name?: string;
+  category?: string;
+  properties?: JSONObject;
+  traits?: JSONObject;
+  groupId?: string;
+  objectTypeId?: string;
+  previousId?: string;
+  [key: string]: any;
+}
+
+/** Options accepted by every call (CONTRACT section 2). */
+export interface CallOptions {
+  /** The message's `timestamp`. @default the time of the call */
+  timestamp?: Date | string;
+  /** Merged over the load-time `integrations`. @default {} */
+  integrations?: Record<string, any>;
+  /** Deep-merged over the automatic context; the caller wins. */
+  context?: JSONObject;
+  /** Overrides the anonymous id for this call only. */
+  anonymousId?: string;
+  /** `group` only: the object type, a string holding an integer. @default absent (the service assumes "1") */
+  objectTypeId?: string;
+}
+
+/** What a call's promise resolves with (and its callback receives), as in analytics.js. */
+export interface CallResult {
+  /** The message exactly as it was queued. */
+  event: Message;
+}
+
+/** Called once the call is durably queued (with a CallResult) or refused (with an AnalyticsError). */
+export type Callback = (result: CallResult | AnalyticsError) => void;
+
+/** Error codes reported through `'error'`, promises and callbacks. */
+export type ErrorCode =
+  | 'invalid_arguments'
+  | 'invalid_payload'
+  | 'message_too_large'
+  | 'not_loaded'
+  | 'delivery_rejected'
+  | 'queue_overflow'
+  | 'expired'
+  | 'storage_unavailable';
+
+/** An Error with a `code` from the table above; `messageIds` names the messages it concerns, if any. */
+export interface AnalyticsError extends Error {
+  code: ErrorCode;
+  messageIds?: string[];
+}
+
+/** Where identity (anonymous id, user id, traits) persists. */
+export type IdentityStorage = 'cookie' | 'localStorage' | 'memory';
+
+/** Options of `analytics.load(writeKey, options)` and `AnalyticsBrowser.load`. */
+export interface LoadOptions {
+  /** Base URL of the Data Pipelines API; no scheme means https, a trailing `/v1` is not doubled. @default the US (or EU) host */
+  apiHost?: string;
+  /** `'us'` or `'eu'`; ignored when `apiHost` is given. @default 'us' */
+  region?: 'us' | 'eu';
+  /** Where the snippet loads the bundle from (snippet only). @default the CDN URL */
+  cdnUrl?: string;
+  /** Flush when this many messages wait. @default 20 */
+  flushAt?: number;
+  /** Flush this many ms after the oldest waiting message was queued. @default 1000 */
+  flushInterval?: number;
+  /** Send `page()` at load and on every same-document URL change. @default false */
+  trackPageViews?: boolean;
+  /** Default `integrations` of every message. @default {} */
+  integrations?: Record<string, any>;
+  /** Where identity persists: a first-party cookie mirrored to localStorage, localStorage only, or memory only. @default 'cookie' */
+  storage?: IdentityStorage;
+  /** Cookie settings when `storage` is `'cookie'`. */
+  cookie?: {
+    /** Cookie domain. @default the top registrable domain, found by probing */
+    domain?: string;
+    /** Lifetime in days. @default 365 */
+    maxage?: number;
+  };
+  /** Queue bounds: the oldest messages are dropped past these. */
+  queue?: {
+    /** @default 10000 messages */
+    maxCount?: number;
+    /** @default 5000000 bytes (serialised) */
+    maxBytes?: number;
+    /** @default 604800000 (7 days) */
+    maxAgeMs?: number;
+  };
+  /** Ask for high-entropy client hints (model, platformVersion) once; they join the context when they arrive. @default false */
+  highEntropyHints?: boolean;
+  /** Log each call, batch and error to the console. @default false */
+  debug?: boolean;
+}
+
+/** Settings of the npm entry's `AnalyticsBrowser.load(settings, options)`. */
+export interface BrowserSettings {
+  writeKey: string;
+  /** Ignored by the npm entry (the code is already bundled); accepted for parity with the snippet. */
+  cdnUrl?: string;
+}
+
+/** The user handle of `analytics.user()`. */
+export interface User {
+  id(): string | null;
+  anonymousId(): string;
+  traits(): JSONObject;
+}
+
+/** Events of `on`/`off`: the call types, `'error'`, and delivery events. */
+export type EventName = MessageType | 'reset' | 'error' | 'ready' | 'delivered' | 'retry';

@@ -1,0 +1,81 @@
+import type { JSONValue, AnalyticsError } from './types';
+import { analyticsError } from './errors';
+
+/** Largest serialised message the service processes (spec 000 section 8: 32 KB, read as 32,000 bytes). */
+export const MESSAGE_LIMIT = 32000;
+/** Largest request body the service processes (spec 000 section 8: 500 KB, read as 500,000 bytes). */
+export const BATCH_LIMIT = 500000;
+
+const encoder = /* @__PURE__ */ (() => (typeof TextEncoder != 'undefined' ? new TextEncoder() : null))();
+
+/** UTF-8 bytes of a string. */
+export function byteLength(s: string): number {
+  return encoder ? encoder.encode(s).length : unescape(encodeURIComponent(s)).length;
+}
+
+/**
+ * Turns any value into plain JSON data, predictably:
+ * - Date and objects with `toJSON` → their `toJSON()` result (an invalid Date becomes null);
+ * - BigInt → its decimal string; NaN and ±Infinity → null;
+ * - functions, symbols and `undefined` → left out of objects, null inside arrays (as JSON.stringify does);
+ * - Map → object, Set → array; a cycle → the string "[Circular]";
+ * - keys such as `__proto__` stay plain data and never reach a prototype.
+ * Throws only if reading the value throws (a getter or `toJSON` that throws).
+ */
+export function sanitize(value: unknown, seen: object[] = []): JSONValue | undefined {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value;
+    case 'number':
+      return isFinite(value) ? value : null;
+    case 'bigint':
+      return value.toString();
+    case 'object':
+      break;
+    default:
+      return undefined; // function, symbol, undefined
+  }
+  if (value === null) return null;
+  if (seen.indexOf(value) >= 0) return '[Circular]';
+  let v: any = value;
+  if (typeof v.toJSON == 'function') return sanitize(v.toJSON(), seen);
+  if (v instanceof Map) v = Object.fromEntries(v);
+  else if (v instanceof Set) v = Array.from(v);
+  seen.push(value);
+  let out: any;
+  if (Array.isArray(v)) {
+    out = v.map((x) => {
+      const s = sanitize(x, seen);
+      return s === undefined ? null : s;
+    });
+  } else {
+    out = {};
+    for (const k of Object.keys(v)) {
+      const s = sanitize(v[k], seen);
+      if (s !== undefined) Object.defineProperty(out, k, { value: s, enumerable: true, writable: true, configurable: true });
+    }
+  }
+  seen.pop();
+  return out;
+}
+
+/** A message ready to queue: its sanitised form and its serialised size in bytes. */
+export interface Checked<T> {
+  value: T;
+  bytes: number;
+}
+
+/** Sanitises a message and checks it against the 32 KB limit; returns the error instead of throwing. */
+export function check<T>(message: T, limit = MESSAGE_LIMIT): Checked<T> | AnalyticsError {
+  let value: any;
+  try {
+    value = sanitize(message);
+  } catch (e) {
+    return analyticsError('invalid_payload', `could not read the call's data: ${(e as Error)?.message || e}`);
+  }
+  const bytes = byteLength(JSON.stringify(value));
+  if (bytes > limit)
+    return analyticsError('message_too_large', `message is ${bytes} bytes serialised; the limit is ${limit}`, [value.messageId]);
+  return { value, bytes };
+}
