@@ -292,7 +292,6 @@ export function helperName(eventName: string): string {
   return eventName.toLowerCase().replace(/ (.)/g, (_, c: string) => c.toUpperCase());
 }
 
-
 // What a wrong value is; a number (where one is expected) by its value, as 1.5 is a number but no integer.
 const got = (value: unknown, numeric?: string) =>
   `, got ${Array.isArray(value) ? 'array' : value === null || (numeric && typeof value == 'number') ? value : typeof value}`;
@@ -307,8 +306,14 @@ function check(obj: any, fields: string, at: string, warn: (text: string) => voi
     const items = GROUPS[type];
     if (!type && GROUPS[key]) return check(obj, GROUPS[key], at, warn);
     if (value === undefined) return;
-    if (!(items ? Array.isArray(value) : type ? (type == 'n' ? Number.isFinite : Number.isInteger)(value) : typeof value == 'string')) {
-      warn(`${path} should be ${type == 'n' ? 'a number' : type == 'i' ? 'an integer' : type ? 'an array' : 'a string'}` + got(value, type));
+    const ok = items
+      ? Array.isArray(value)
+      : type
+        ? (type == 'n' ? Number.isFinite : Number.isInteger)(value)
+        : typeof value == 'string';
+    if (!ok) {
+      const expected = type == 'n' ? 'a number' : type == 'i' ? 'an integer' : type ? 'an array' : 'a string';
+      warn(`${path} should be ${expected}` + got(value, type));
     } else if (items) value.forEach((item: unknown, i: number) => check(item, items, `${path}[${i}]`, warn));
   });
 }
