@@ -21,7 +21,7 @@ const snippetText = () => ({
 const ts = () => typescript({ tsconfig: './tsconfig.json', declaration: false, noEmitOnError: true });
 const min = (extra = {}) =>
   terser({
-    ecma: 2019,
+    ecma: 2020,
     compress: { passes: 3, pure_getters: true, unsafe_arrows: true },
     mangle: { properties: { regex: /^_/ } },
     format: { comments: false },

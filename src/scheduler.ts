@@ -47,12 +47,14 @@ export function createScheduler(d: SchedulerDeps) {
       flush(false);
     }, Math.max(0, ms));
   };
+  // Runs after every call, so it stays O(1): the oldest record decides the interval.
   const plan = () => {
-    const w = waiting();
-    if (!w.length) return;
+    const list = d.queue.list();
+    const count = list.length - inflight.size;
+    if (count <= 0) return;
     const now = Date.now();
     if (now < retryUntil) arm(retryUntil - now);
-    else arm(w.length >= d.flushAt ? 0 : w[0].queuedAt + d.flushInterval - now);
+    else arm(count >= d.flushAt ? 0 : list[0].queuedAt + d.flushInterval - now);
   };
 
   const send = async (batch: QueueRecord[]): Promise<boolean> => {
