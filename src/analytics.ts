@@ -22,7 +22,7 @@ import { createQueue } from './queue';
 import { createTabs } from './locks';
 import { createScheduler, type Scheduler } from './scheduler';
 import { listenLifecycle } from './lifecycle';
-import { createEmitter } from './emitter';
+import { createEmitter, safely } from './emitter';
 import { resolve } from './config';
 import { createEcommerce, type EcommerceHelpers } from './ecommerce';
 import { createSemantic, type SemanticHelpers } from './semantic';
@@ -155,7 +155,7 @@ export function createAnalytics() {
         .add({ id: m.messageId, message: m, bytes: checked.bytes, queuedAt: Date.now(), attempts: 0, owner: c.owner })
         .then(() => {
           log(type, m);
-          callback?.(result);
+          safely(callback, result);
           emitter.emit(type, ...eventArgs(m), result);
           c.scheduler.notify();
           return result;
@@ -163,11 +163,7 @@ export function createAnalytics() {
     } catch (e) {
       const err = (e as AnalyticsError).code ? (e as AnalyticsError) : analyticsError('invalid_arguments', String(e));
       report(err);
-      try {
-        callback?.(err);
-      } catch {
-        // the page's own callback failed; nothing more to do
-      }
+      safely(callback, err);
       return refused(err);
     }
   }
@@ -232,7 +228,8 @@ export function createAnalytics() {
       },
       online: () => scheduler.flush(),
     });
-    if (options.trackPageViews) trackPageViews((page) => invoke('page', [], page));
+    // After the snippet's recorded calls have been replayed (synchronously, right after load), so order holds.
+    if (options.trackPageViews) Promise.resolve().then(() => trackPageViews((page) => invoke('page', [], page)));
     waitingForLoad.splice(0).forEach((f) => f());
   }
 
@@ -252,13 +249,7 @@ export function createAnalytics() {
       traits: () => (core ? core.identity.traits() : {}),
     }),
     ready: (cb) =>
-      new Promise<void>((res) => whenLoaded((c) => c.ready.then(res))).then(() => {
-        try {
-          cb?.();
-        } catch (e) {
-          log('ready callback failed', e);
-        }
-      }),
+      new Promise<void>((res) => whenLoaded((c) => c.ready.then(res))).then(() => safely(cb)),
     flush: () => new Promise<void>((res) => whenLoaded((c) => c.ready.then(() => c.scheduler.flush()).then(res))),
     on: emitter.on,
     off: emitter.off,

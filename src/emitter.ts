@@ -1,5 +1,16 @@
 type Handler = (...args: any[]) => void;
 
+/** Calls a function of the page's; if it throws, the error is reported like any page error, later, without breaking us. */
+export function safely(fn: Handler | undefined, ...args: unknown[]) {
+  try {
+    fn?.(...args);
+  } catch (e) {
+    setTimeout(() => {
+      throw e;
+    });
+  }
+}
+
 /** A tiny event emitter (after mitt); a handler that throws is isolated from the others and from the caller. */
 export function createEmitter() {
   const all = new Map<string, Handler[]>();
@@ -11,15 +22,7 @@ export function createEmitter() {
       all.set(name, (all.get(name) || []).filter((x) => x !== h));
     },
     emit(name: string, ...args: unknown[]) {
-      for (const h of all.get(name) || []) {
-        try {
-          h(...args);
-        } catch (e) {
-          setTimeout(() => {
-            throw e; // reported like any page error, without breaking the library
-          });
-        }
-      }
+      for (const h of all.get(name) || []) safely(h, ...args);
     },
   };
 }

@@ -121,7 +121,9 @@ export function createScheduler(d: SchedulerDeps) {
     notify: plan,
     /** The page is going away: hand every waiting message to the browser (sendBeacon, at most 64 KB a request). */
     exit() {
-      if (typeof navigator != 'undefined' && navigator.onLine === false) return; // a beacon would be lost: keep them
+      // Offline, a beacon would be lost; during a backoff the API is failing and a beacon's answer cannot be
+      // seen. Either way the messages stay queued for the next load (or this page, if it lives on).
+      if ((typeof navigator != 'undefined' && navigator.onLine === false) || Date.now() < retryUntil) return;
       const recs = d.queue.list().filter((r) => !inflight.get(r.id));
       const url = d.url;
       for (const group of planBatches(recs, KEEPALIVE_LIMIT, BODY_OVERHEAD + d.writeKey.length)) {
