@@ -20,10 +20,11 @@ export function trackPageViews(send: (page: RecordedPage) => void): () => void {
   const soon = () => {
     if (pending) return;
     pending = true;
-    // A frame lets the new route set its title; a hidden tab gets no frames, so a timer backs it up.
+    // Read after the next frame (a task queued from inside it), so a router that renders its title in that
+    // frame has done so; a hidden tab gets no frames, so a timer backs it up.
     let done = false;
     const once = () => (done ? 0 : ((done = true), check()));
-    requestAnimationFrame(once);
+    requestAnimationFrame(() => setTimeout(once));
     setTimeout(once, 100);
   };
   const h = history;

@@ -1,0 +1,186 @@
+import { devices, type Browser, type BrowserContext, type CDPSession, type Page } from '@playwright/test';
+import { test, expect, ready } from './fixtures';
+
+// Mobile devices (emulated, CPU throttled 4x), the network context, the page-hidden (beacon) path and screen().
+
+async function mobile(browser: Browser, name: 'Pixel 7' | 'iPhone 13', init?: () => void) {
+  const { defaultBrowserType: _ignored, ...device } = devices[name];
+  const context: BrowserContext = await browser.newContext({ ...device });
+  if (init) await context.addInitScript(init);
+  const page: Page = await context.newPage();
+  const cdp: CDPSession = await context.newCDPSession(page);
+  await cdp.send('Emulation.setCPUThrottlingRate', { rate: 4 });
+  return { context, page, cdp, device };
+}
+
+for (const [name, os] of [
+  ['Pixel 7', { name: 'Android', version: '14' }],
+  ['iPhone 13', { name: 'iOS', version: '15.0' }],
+] as const) {
+  test(`${name} (CPU 4x slower): context has the device's screen density, type, OS and user agent, and events flow`, async ({
+    browser,
+    site,
+    collector,
+  }) => {
+    const { context, page, device } = await mobile(browser, name);
+    try {
+      await page.goto(site.page('/basic.html', { opts: JSON.stringify({ flushInterval: 100 }) }));
+      await ready(page);
+      await page.evaluate(() => {
+        const a = (window as any).analytics;
+        a.page();
+        a.track('Mobile Tap', { button: 'buy' });
+      });
+      const got = await collector.waitFor(2, {}, 15000);
+      expect(got.map((m) => m.type)).toEqual(['page', 'track']);
+      for (const m of got) {
+        expect(m.context.screen).toEqual({ width: device.screen.width, height: device.screen.height, density: device.deviceScaleFactor });
+        expect(m.context.device).toMatchObject({ type: 'mobile' });
+        expect(m.context.os).toEqual(os);
+        expect(m.context.userAgent).toBe(device.userAgent);
+        expect(m.context.userAgentData).toMatchObject({ mobile: true, platform: os.name });
+      }
+      expect(got[1]).toMatchObject({ event: 'Mobile Tap', properties: { button: 'buy' } });
+    } finally {
+      await context.close();
+    }
+  });
+}
+
+test('network: the native connection type, when the browser has one, maps to {cellular, wifi}', async ({ page, site, collector }) => {
+  await page.goto(site.page('/basic.html', { opts: JSON.stringify({ flushInterval: 100 }) }));
+  await ready(page);
+  const native = await page.evaluate(() => (navigator as any).connection?.type as string | undefined);
+  await page.evaluate(() => (window as any).analytics.track('Native Network'));
+  const [m] = await collector.waitFor(1, { event: 'Native Network' }, 10000);
+  if (native === undefined) expect(m.context.network).toBeUndefined();
+  else expect(m.context.network).toEqual({ cellular: native === 'cellular', wifi: native === 'wifi' });
+});
+
+test('network: navigator.connection.type is read per call and maps to {cellular, wifi}', async ({ browser, site, collector }) => {
+  const { context, page } = await mobile(browser, 'Pixel 7', () => {
+    const conn = { type: 'cellular', effectiveType: '4g' };
+    (window as any).__conn = conn;
+    Object.defineProperty(Navigator.prototype, 'connection', { get: () => conn, configurable: true });
+  });
+  try {
+    await page.goto(site.page('/basic.html', { opts: JSON.stringify({ flushInterval: 100 }) }));
+    await ready(page);
+    expect(await page.evaluate(() => (navigator as any).connection.type)).toBe('cellular');
+    await page.evaluate(() => (window as any).analytics.track('On Cellular'));
+    const [cell] = await collector.waitFor(1, { event: 'On Cellular' }, 15000);
+    expect(cell.context.network).toEqual({ cellular: true, wifi: false });
+
+    // The visitor walks into wifi range.
+    await page.evaluate(() => {
+      (window as any).__conn.type = 'wifi';
+      return (window as any).analytics.track('On Wifi');
+    });
+    const [wifi] = await collector.waitFor(1, { event: 'On Wifi' }, 15000);
+    expect(wifi.context.network).toEqual({ cellular: false, wifi: true });
+
+    // Neither: both false.
+    await page.evaluate(() => {
+      (window as any).__conn.type = 'ethernet';
+      return (window as any).analytics.track('On Ethernet');
+    });
+    const [eth] = await collector.waitFor(1, { event: 'On Ethernet' }, 15000);
+    expect(eth.context.network).toEqual({ cellular: false, wifi: false });
+  } finally {
+    await context.close();
+  }
+});
+
+async function setVisibility(page: Page, state: 'hidden' | 'visible') {
+  await page.evaluate((s) => {
+    Object.defineProperty(document, 'visibilityState', { value: s, configurable: true });
+    Object.defineProperty(document, 'hidden', { value: s === 'hidden', configurable: true });
+    document.dispatchEvent(new Event('visibilitychange'));
+  }, state);
+}
+
+test('page hidden: queued events leave at once by beacon (write key in the body); after freeze/resume and a bfcache pageshow tracking goes on without duplicates', async ({
+  browser,
+  site,
+  collector,
+}) => {
+  const { context, page, cdp } = await mobile(browser, 'Pixel 7');
+  try {
+    // flushInterval 60 s: only the page-hidden path can send within this test's waits.
+    await page.goto(site.page('/basic.html', { opts: JSON.stringify({ flushInterval: 60000 }) }));
+    await ready(page);
+    await page.evaluate(async () => {
+      const a = (window as any).analytics;
+      await Promise.all([a.track('Hidden 1', { n: 1 }), a.track('Hidden 2', { n: 2 }), a.track('Hidden 3', { n: 3 })]);
+    });
+    await page.waitForTimeout(500);
+    expect((await collector.requests()).filter((r) => r.path === '/v1/batch'), 'nothing sent before the page is hidden').toEqual([]);
+
+    const hiddenAt = Date.now();
+    await setVisibility(page, 'hidden');
+    await cdp.send('Page.setWebLifecycleState', { state: 'frozen' });
+    const sent = await collector.waitFor(3, { type: 'track' }, 5000);
+    expect(sent.map((m) => m.event)).toEqual(['Hidden 1', 'Hidden 2', 'Hidden 3']);
+    expect(Date.now() - hiddenAt).toBeLessThan(5000);
+    const beaconReqs = (await collector.requests()).filter((r) => r.path === '/v1/batch');
+    expect(beaconReqs).toHaveLength(1);
+    expect(beaconReqs[0]).toMatchObject({ status: 200, auth: 'body' });
+    expect(beaconReqs[0].contentType).toMatch(/^text\/plain/);
+
+    // Back: unfrozen, visible, then restored from the back/forward cache.
+    await cdp.send('Page.setWebLifecycleState', { state: 'active' });
+    await setVisibility(page, 'visible');
+    await page.evaluate(() => window.dispatchEvent(new PageTransitionEvent('pageshow', { persisted: true })));
+    await page.evaluate(async () => {
+      const a = (window as any).analytics;
+      await a.track('After Resume', { n: 4 });
+      await a.flush();
+    });
+    await collector.waitFor(1, { event: 'After Resume' }, 10000);
+    // Another flush and a moment for anything re-queued by the resume (adoption of stored records) to show up.
+    await page.evaluate(() => (window as any).analytics.flush());
+    await page.waitForTimeout(300);
+
+    const all = await collector.messages();
+    expect(all.map((m) => m.event)).toEqual(['Hidden 1', 'Hidden 2', 'Hidden 3', 'After Resume']);
+    expect(new Set(all.map((m) => m.messageId)).size).toBe(4);
+    const reqs = (await collector.requests()).filter((r) => r.path === '/v1/batch');
+    expect(reqs.flatMap((r) => r.retryOf)).toEqual([]);
+    // The normal path again: Basic auth header.
+    expect(reqs[reqs.length - 1]).toMatchObject({ status: 200, auth: 'basic' });
+  } finally {
+    await context.close();
+  }
+});
+
+test('screen() through the snippet, before and after the bundle loads, sends type screen with name and properties', async ({
+  browser,
+  site,
+  collector,
+}) => {
+  const { context, page } = await mobile(browser, 'Pixel 7');
+  try {
+    await page.goto(site.page('/basic.html', { noload: '1' }));
+    await page.evaluate(() => {
+      const a = (window as any).analytics;
+      if (a.VERSION) throw new Error('expected the stub');
+      a.screen('Home', { tab: 'featured' });
+      const q = new URLSearchParams(location.search);
+      a.load('dev-write-key', { apiHost: q.get('api'), cdnUrl: '/dist/analytics.min.js', flushInterval: 100 });
+    });
+    await ready(page);
+    await page.evaluate(() => (window as any).analytics.screen('Settings', 'Privacy', { toggles: 3 }));
+    const got = await collector.waitFor(2, { type: 'screen' }, 15000);
+    expect(got).toHaveLength(2);
+    expect(got[0]).toMatchObject({ type: 'screen', name: 'Home' });
+    expect(got[0].properties).toMatchObject({ tab: 'featured' });
+    expect(got[1]).toMatchObject({ type: 'screen', name: 'Privacy', category: 'Settings' });
+    expect(got[1].properties).toMatchObject({ toggles: 3 });
+    for (const m of got) {
+      expect(m.event).toBeUndefined();
+      expect(m.context.device).toMatchObject({ type: 'mobile' });
+    }
+  } finally {
+    await context.close();
+  }
+});
