@@ -110,11 +110,16 @@ export function createAnalytics() {
     time = recorded?.time || Date.now(),
   ): Promise<CallResult> {
     if (!core) {
-      if (typeof window == 'undefined') return refused(analyticsError('not_loaded', 'svc-analytics runs in a browser only'));
+      if (typeof window == 'undefined') {
+        const err = analyticsError('not_loaded', 'svc-analytics runs in a browser only');
+        safely(args.find((x) => typeof x == 'function') as Callback | undefined, err);
+        return refused(err);
+      }
       return new Promise((res, rej) => waitingForLoad.push(() => invoke(type, args, page, time).then(res, rej)));
     }
     const c = core;
-    let callback: Callback | undefined;
+    // Found before normalise runs, so arguments it refuses still reach the callback.
+    let callback = args.find((x) => typeof x == 'function') as Callback | undefined;
     try {
       const n = normalise(type, args);
       callback = n.callback;

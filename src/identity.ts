@@ -95,7 +95,8 @@ export function createIdentity({ storage = 'cookie', cookie = {} }: IdentityOpti
     return v;
   };
   const write = (key: Key, value: any) => {
-    const s = value == null ? undefined : typeof value == 'string' ? value : JSON.stringify(value);
+    // Always JSON (the analytics.js form), so an id such as "42" or "1e3" reads back as the same string.
+    const s = value == null ? undefined : JSON.stringify(value);
     try {
       if (useCookie && key != 'traits') writeCookie(KEYS[key], s);
       if (ls) s === undefined ? ls.removeItem(KEYS[key]) : ls.setItem(KEYS[key], s);
@@ -114,7 +115,8 @@ export function createIdentity({ storage = 'cookie', cookie = {} }: IdentityOpti
     state.anonymousId = typeof aid == 'string' && aid ? aid : state.anonymousId || uuid();
     state.userId = uid == null || uid === '' ? null : String(uid);
     state.traits = traits && typeof traits == 'object' ? traits : {};
-    if (first) (Object.keys(KEYS) as Key[]).forEach((k) => write(k, state[k]));
+    // Written back on every load, so a store that lost the values (a wiped cookie) holds them again.
+    (Object.keys(KEYS) as Key[]).forEach((k) => write(k, state[k]));
   };
   load();
 

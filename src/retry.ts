@@ -1,5 +1,5 @@
-/** What to do with a batch after an answer: keep it for later, drop it as delivered, isolate a bad message, or drop it as refused. */
-export type Verdict = 'ok' | 'retry' | 'split' | 'refused';
+/** What to do with a batch after an answer: drop it as delivered, keep it for later, or isolate a bad message. */
+export type Verdict = 'ok' | 'retry' | 'split';
 
 /** First retry delay in ms; doubles with each attempt. */
 export const BASE_DELAY = 1000;
@@ -10,14 +10,13 @@ export const MAX_RETRY_AFTER = 3600000;
 
 /**
  * Classifies an HTTP status (0 for a network error or timeout): 2xx delivered; network errors, 408, 429 and 5xx
- * are retried; 401 and 403 refuse the write key, so the whole batch is refused; any other answer (400, 413, ...)
- * blames one message, which is isolated by splitting the batch.
+ * are retried. 401 and 403 refuse the write key, not a message: retried too, since messages leave the queue only
+ * after a 2xx (a key fixed or restored delivers them). Any other 4xx (400, 413, ...) blames one message, which is
+ * isolated by splitting the batch.
  */
 export function classify(status: number): Verdict {
   if (status >= 200 && status < 300) return 'ok';
-  if (status == 0 || status == 408 || status == 429 || status >= 500 || status < 200) return 'retry';
-  if (status == 401 || status == 403) return 'refused';
-  return status >= 400 ? 'split' : 'retry';
+  return status >= 400 && status < 500 && status != 408 && status != 429 && status != 401 && status != 403 ? 'split' : 'retry';
 }
 
 /** Exponential backoff with jitter: attempt 1 waits 0.5-1 s, doubling up to a 30-60 s cap. */

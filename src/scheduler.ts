@@ -54,7 +54,12 @@ export function createScheduler(d: SchedulerDeps) {
     if (count <= 0) return;
     const now = Date.now();
     if (now < retryUntil) arm(retryUntil - now);
-    else arm(count >= d.flushAt ? 0 : list[0].queuedAt + d.flushInterval - now);
+    else {
+      // In-flight records are the oldest; the interval runs from the oldest one still waiting.
+      let i = 0;
+      while (i < list.length - 1 && inflight.has(list[i].id)) i++;
+      arm(count >= d.flushAt ? 0 : list[i].queuedAt + d.flushInterval - now);
+    }
   };
 
   const send = async (batch: QueueRecord[]): Promise<boolean> => {

@@ -24,5 +24,6 @@ export function snippet({ writeKey, cdnUrl, apiHost, region, page = true }: Snip
   if (region) o.region = region;
   // JSON is valid JS; escaping `<` keeps a value from closing the surrounding <script>.
   const js = (v: unknown) => JSON.stringify(v).replace(/</g, '\\u003c');
-  return `${stub}analytics.load(${js(String(writeKey))}${Object.keys(o).length ? ',' + js(o) : ''});${page ? 'analytics.page();' : ''}`;
+  // A second copy of the snippet on the page (or one after the bundle took over) does nothing: no second load or page view.
+  return `if(!(window.analytics&&(window.analytics.invoked||window.analytics.VERSION))){${stub}analytics.load(${js(String(writeKey))}${Object.keys(o).length ? ',' + js(o) : ''});${page ? 'analytics.page();' : ''}}`;
 }

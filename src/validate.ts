@@ -22,7 +22,7 @@ export function byteLength(s: string): number {
  * - keys such as `__proto__` stay plain data and never reach a prototype.
  * Throws only if reading the value throws (a getter or `toJSON` that throws).
  */
-export function sanitize(value: unknown, seen: object[] = []): JSONValue | undefined {
+export function sanitize(value: unknown, seen: object[] = [], json = true): JSONValue | undefined {
   switch (typeof value) {
     case 'string':
     case 'boolean':
@@ -39,7 +39,8 @@ export function sanitize(value: unknown, seen: object[] = []): JSONValue | undef
   if (value === null) return null;
   if (seen.indexOf(value) >= 0) return '[Circular]';
   let v: any = value;
-  if (typeof v.toJSON == 'function') return sanitize(v.toJSON(), seen);
+  // Once per value, as JSON.stringify does: a toJSON returning `this` (or a copy of it) must not recurse.
+  if (json && typeof v.toJSON == 'function') return sanitize(v.toJSON(), seen, false);
   if (v instanceof Map) v = Object.fromEntries(v);
   else if (v instanceof Set) v = Array.from(v);
   seen.push(value);

@@ -1,0 +1,414 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createScheduler, type SchedulerDeps } from '../src/scheduler';
+import type { Queue, QueueRecord } from '../src/queue';
+import type { Tabs } from '../src/locks';
+import type { AnalyticsError, Message } from '../src/types';
+import { byteLength } from '../src/validate';
+
+const URL_ = 'https://api.test/v1/batch';
+const KEY = 'wk_test_1234567890';
+
+let seq = 0;
+function record(pad = 0, extra: Record<string, unknown> = {}): QueueRecord {
+  const id = 'm' + String(++seq).padStart(8, '0');
+  const message = { type: 'track', event: 'E', messageId: id, properties: { pad: 'x'.repeat(pad), ...extra } } as unknown as Message;
+  return { id, message, bytes: byteLength(JSON.stringify(message)), queuedAt: Date.now(), attempts: 0, owner: 'me' };
+}
+
+function fakeQueue() {
+  const records: QueueRecord[] = [];
+  const drop = (ids: string[]) => {
+    for (let i = records.length - 1; i >= 0; i--) if (ids.includes(records[i].id)) records.splice(i, 1);
+  };
+  return {
+    records,
+    list: () => records,
+    flushed: () => Promise.resolve(),
+    remove: vi.fn(async (ids: string[]) => drop(ids)),
+    removeOnExit: vi.fn((ids: string[]) => drop(ids)),
+  };
+}
+
+interface Reply {
+  status: number;
+  retryAfter?: string;
+}
+
+// fetch answers with the replies given, in turn (the last one repeats), or with a function of the body.
+function mockFetch(replies: Reply[] | ((body: string) => Reply)) {
+  let i = 0;
+  const fn = vi.fn(async (_url: string, init: RequestInit) => {
+    const r = typeof replies == 'function' ? replies(String(init.body)) : replies[Math.min(i++, replies.length - 1)];
+    return { status: r.status, headers: { get: (n: string) => (n.toLowerCase() == 'retry-after' ? (r.retryAfter ?? null) : null) } };
+  });
+  vi.stubGlobal('fetch', fn);
+  return fn;
+}
+
+const bodies = (f: ReturnType<typeof mockFetch>) => f.mock.calls.map((c) => String(c[1].body));
+const batchIds = (text: string) => (JSON.parse(text).batch as Message[]).map((m) => m.messageId);
+
+function setup(over: Partial<SchedulerDeps> = {}) {
+  const queue = fakeQueue();
+  const tabs = { id: 'me', exclusive: <T>(fn: () => Promise<T>) => fn() } as unknown as Tabs;
+  const report = vi.fn<(e: AnalyticsError) => void>();
+  const emit = vi.fn();
+  const scheduler = createScheduler({
+    queue: queue as unknown as Queue,
+    tabs,
+    url: URL_,
+    writeKey: KEY,
+    flushAt: 20,
+    flushInterval: 1000,
+    report,
+    emit,
+    log: () => {},
+    ...over,
+  });
+  const add = (...rs: QueueRecord[]) => {
+    for (const r of rs) {
+      queue.records.push(r);
+      scheduler.notify();
+    }
+    return rs;
+  };
+  return { queue, scheduler, report, emit, add };
+}
+
+function stubBeacon(beacon: (...a: any[]) => boolean, online = true) {
+  vi.spyOn(navigator, 'sendBeacon').mockImplementation(beacon as any);
+  vi.spyOn(navigator, 'onLine', 'get').mockReturnValue(online);
+}
+
+// Lets pending promise chains (fetch answers, queue removals) run without moving the fake clock.
+const drain = async () => {
+  for (let i = 0; i < 5; i++) await new Promise<void>((r) => setImmediate(r));
+};
+const advance = async (ms: number) => {
+  await vi.advanceTimersByTimeAsync(ms);
+  await drain();
+};
+
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+  vi.setSystemTime(new Date('2026-01-01T00:00:00Z'));
+});
+afterEach(() => {
+  vi.useRealTimers();
+  vi.unstubAllGlobals();
+  vi.restoreAllMocks();
+});
+
+describe('createScheduler', () => {
+  describe('notify', () => {
+    it('sends once flushAt messages wait', async () => {
+      const fetch = mockFetch([{ status: 200 }]);
+      const { add, queue, emit } = setup({ flushAt: 3, flushInterval: 60000 });
+      const rs = add(record(), record());
+      await advance(5000);
+      expect(fetch).not.toHaveBeenCalled();
+      rs.push(...add(record()));
+      await advance(0);
+      expect(fetch).toHaveBeenCalledTimes(1);
+      expect(batchIds(bodies(fetch)[0])).toEqual(rs.map((r) => r.id));
+      expect(queue.records).toEqual([]);
+      expect(emit).toHaveBeenCalledWith('delivered', rs.map((r) => r.message));
+    });
+
+    it('sends flushInterval ms after the oldest waiting message was queued', async () => {
+      const fetch = mockFetch([{ status: 200 }]);
+      const { add } = setup({ flushAt: 20, flushInterval: 1000 });
+      const [first] = add(record());
+      await advance(600);
+      const [second] = add(record());
+      await advance(399);
+      expect(fetch).not.toHaveBeenCalled();
+      await advance(1);
+      expect(fetch).toHaveBeenCalledTimes(1);
+      expect(batchIds(bodies(fetch)[0])).toEqual([first.id, second.id]);
+    });
+
+    it('counts the interval from the oldest message not already in flight', async () => {
+      let answer!: (v: unknown) => void;
+      const fetch = vi.fn(() => new Promise((r) => (answer = r)));
+      vi.stubGlobal('fetch', fetch);
+      const { add } = setup({ flushAt: 20, flushInterval: 1000 });
+      const [a] = add(record());
+      await advance(1000);
+      expect(fetch).toHaveBeenCalledTimes(1); // a is in flight, its answer slow
+      expect(batchIds(String((fetch.mock.calls[0] as any)[1].body))).toEqual([a.id]);
+      await advance(200);
+      const [b] = add(record()); // queued at 1,200 ms: due at 2,200 ms
+      await advance(300);
+      answer({ status: 200, headers: { get: () => null } });
+      await advance(0);
+      expect(fetch).toHaveBeenCalledTimes(1);
+      await advance(600); // 2,100 ms
+      expect(fetch).toHaveBeenCalledTimes(1);
+      await advance(100); // 2,200 ms
+      expect(fetch).toHaveBeenCalledTimes(2);
+      expect(batchIds(String((fetch.mock.calls[1] as any)[1].body))).toEqual([b.id]);
+      answer({ status: 200, headers: { get: () => null } });
+    });
+
+    it('sends nothing when nothing waits', async () => {
+      const fetch = mockFetch([{ status: 200 }]);
+      const { scheduler } = setup();
+      scheduler.notify();
+      await advance(10000);
+      expect(fetch).not.toHaveBeenCalled();
+    });
+  });
+
+  describe('flush', () => {
+    it('POSTs JSON with Basic auth to the batch URL', async () => {
+      const fetch = mockFetch([{ status: 200 }]);
+      const { add, scheduler } = setup();
+      const [r] = add(record());
+      await scheduler.flush();
+      expect(fetch).toHaveBeenCalledTimes(1);
+      const [url, init] = fetch.mock.calls[0];
+      expect(url).toBe(URL_);
+      expect(init.method).toBe('POST');
+      const headers = new Headers(init.headers as HeadersInit);
+      expect(headers.get('Content-Type')).toBe('application/json');
+      expect(headers.get('Authorization')).toBe('Basic ' + btoa(KEY + ':'));
+      const sent = JSON.parse(String(init.body));
+      expect(sent.batch).toEqual([r.message]);
+      expect(new Date(sent.sentAt).toISOString()).toBe(sent.sentAt);
+    });
+
+    it('sends everything waiting in one request when it fits', async () => {
+      const fetch = mockFetch([{ status: 200 }]);
+      const { scheduler, queue } = setup({ flushAt: 20 });
+      const rs = Array.from({ length: 50 }, () => record(100));
+      queue.records.push(...rs);
+      await scheduler.flush();
+      expect(fetch).toHaveBeenCalledTimes(1);
+      expect(batchIds(bodies(fetch)[0])).toEqual(rs.map((r) => r.id));
+    });
+
+    it('never sends a body over 500,000 bytes, and sends every message once, in order', async () => {
+      const fetch = mockFetch([{ status: 200 }]);
+      const { scheduler, queue } = setup();
+      const rs = Array.from({ length: 60 }, (_, i) => record(20000 + ((i * 7919) % 11000)));
+      queue.records.push(...rs);
+      await scheduler.flush();
+      const sent = bodies(fetch);
+      expect(sent.length).toBeGreaterThan(1);
+      for (const b of sent) expect(byteLength(b)).toBeLessThanOrEqual(500000);
+      expect(sent.flatMap(batchIds)).toEqual(rs.map((r) => r.id));
+      expect(queue.records).toEqual([]);
+    });
+
+    it('retries a 500 with the same messages after a backoff', async () => {
+      const fetch = mockFetch([{ status: 500 }, { status: 200 }]);
+      const { add, queue, emit } = setup({ flushAt: 2 });
+      const rs = add(record(), record());
+      await advance(0);
+      expect(fetch).toHaveBeenCalledTimes(1);
+      expect(queue.records).toEqual(rs);
+      expect(emit).toHaveBeenCalledWith('retry', expect.objectContaining({ status: 500, messageIds: rs.map((r) => r.id) }));
+      await advance(499);
+      expect(fetch).toHaveBeenCalledTimes(1);
+      await advance(501);
+      expect(fetch).toHaveBeenCalledTimes(2);
+      const [a, b] = bodies(fetch).map((t) => JSON.parse(t).batch);
+      expect(b).toEqual(a);
+      expect(batchIds(bodies(fetch)[1])).toEqual(rs.map((r) => r.id));
+      expect(queue.records).toEqual([]);
+    });
+
+    it('retries a network error', async () => {
+      const fn = vi.fn().mockRejectedValueOnce(new TypeError('Failed to fetch')).mockResolvedValue({ status: 200, headers: { get: () => null } });
+      vi.stubGlobal('fetch', fn);
+      const { add, queue } = setup({ flushAt: 1 });
+      add(record());
+      await advance(0);
+      expect(queue.records).toHaveLength(1);
+      await advance(1000);
+      expect(fn).toHaveBeenCalledTimes(2);
+      expect(queue.records).toEqual([]);
+    });
+
+    it('waits as long as Retry-After says', async () => {
+      const fetch = mockFetch([{ status: 503, retryAfter: '5' }, { status: 200 }]);
+      const { add, queue } = setup({ flushAt: 1 });
+      add(record());
+      await advance(0);
+      expect(fetch).toHaveBeenCalledTimes(1);
+      await advance(4999);
+      expect(fetch).toHaveBeenCalledTimes(1);
+      await advance(1);
+      expect(fetch).toHaveBeenCalledTimes(2);
+      expect(queue.records).toEqual([]);
+    });
+
+    it('does not send new messages before Retry-After has passed', async () => {
+      const fetch = mockFetch([{ status: 429, retryAfter: '10' }, { status: 200 }]);
+      const { add } = setup({ flushAt: 1, flushInterval: 0 });
+      const [a] = add(record());
+      await advance(0);
+      const [b] = add(record());
+      await advance(9000);
+      expect(fetch).toHaveBeenCalledTimes(1);
+      await advance(1000);
+      expect(fetch).toHaveBeenCalledTimes(2);
+      expect(batchIds(bodies(fetch)[1])).toEqual([a.id, b.id]);
+    });
+
+    it('sends at once when flush() is called during a backoff', async () => {
+      const fetch = mockFetch([{ status: 503, retryAfter: '60' }, { status: 200 }]);
+      const { add, scheduler, queue } = setup({ flushAt: 1 });
+      add(record());
+      await advance(0);
+      await scheduler.flush();
+      expect(fetch).toHaveBeenCalledTimes(2);
+      expect(queue.records).toEqual([]);
+    });
+
+    it('isolates and drops only the one bad message of a batch answered 400', async () => {
+      const fetch = mockFetch((body) => ({ status: body.includes('"BAD"') ? 400 : 200 }));
+      const { scheduler, queue, report, emit } = setup();
+      const rs = [record(), record(), record(0, { marker: 'BAD' }), record()];
+      const bad = rs[2];
+      queue.records.push(...rs);
+      await scheduler.flush();
+      expect(queue.records).toEqual([]);
+      expect(report).toHaveBeenCalledTimes(1);
+      const err = report.mock.calls[0][0];
+      expect(err.code).toBe('delivery_rejected');
+      expect(err.messageIds).toEqual([bad.id]);
+      const accepted = fetch.mock.calls
+        .map((c) => String(c[1].body))
+        .filter((b) => !b.includes('"BAD"'))
+        .flatMap(batchIds);
+      expect(accepted.sort()).toEqual([rs[0].id, rs[1].id, rs[3].id].sort());
+      const delivered = emit.mock.calls.filter((c) => c[0] == 'delivered').flatMap((c) => (c[1] as Message[]).map((m) => m.messageId));
+      expect(delivered.sort()).toEqual([rs[0].id, rs[1].id, rs[3].id].sort());
+    });
+
+    it('keeps the whole batch and retries it on 401 (the key is refused, not a message)', async () => {
+      const fetch = mockFetch([{ status: 401 }, { status: 200 }]);
+      const { scheduler, queue, report } = setup();
+      const rs = [record(), record(), record()];
+      queue.records.push(...rs);
+      await scheduler.flush();
+      expect(fetch).toHaveBeenCalledTimes(1);
+      expect(queue.records).toEqual(rs);
+      expect(report).not.toHaveBeenCalled();
+      await advance(120000);
+      expect(fetch).toHaveBeenCalledTimes(2);
+      expect(queue.records).toEqual([]);
+    });
+
+    it('sends nothing while offline and keeps the messages', async () => {
+      vi.spyOn(navigator, 'onLine', 'get').mockReturnValue(false);
+      const fetch = mockFetch([{ status: 200 }]);
+      const { add, scheduler, queue } = setup({ flushAt: 1 });
+      const rs = add(record(), record());
+      await advance(5000);
+      await scheduler.flush();
+      expect(fetch).not.toHaveBeenCalled();
+      expect(queue.records).toEqual(rs);
+    });
+  });
+
+  describe('exit', () => {
+    it('hands every waiting message to sendBeacon as string bodies of at most 60,000 bytes carrying writeKey', async () => {
+      const beacon = vi.fn((..._a: unknown[]) => true);
+      stubBeacon(beacon);
+      const fetch = mockFetch([{ status: 200 }]);
+      const { scheduler, queue, emit } = setup();
+      const rs = Array.from({ length: 12 }, (_, i) => record(9000 + ((i * 3571) % 9000)));
+      queue.records.push(...rs);
+      scheduler.exit();
+      expect(beacon.mock.calls.length).toBeGreaterThan(1);
+      const seen: string[] = [];
+      for (const [url, data] of beacon.mock.calls) {
+        expect(url).toBe(URL_);
+        expect(typeof data).toBe('string');
+        expect(byteLength(data as string)).toBeLessThanOrEqual(60000);
+        const parsed = JSON.parse(data as string);
+        expect(parsed.writeKey).toBe(KEY);
+        seen.push(...(parsed.batch as Message[]).map((m) => m.messageId));
+      }
+      expect(seen).toEqual(rs.map((r) => r.id));
+      expect(queue.removeOnExit.mock.calls.flatMap((c) => c[0])).toEqual(rs.map((r) => r.id));
+      expect(queue.records).toEqual([]);
+      expect(fetch).not.toHaveBeenCalled();
+      expect(emit).toHaveBeenCalledWith('delivered', expect.any(Array));
+    });
+
+    it('keeps the records when the browser refuses the beacon', () => {
+      const beacon = vi.fn(() => false);
+      stubBeacon(beacon);
+      mockFetch([{ status: 200 }]);
+      const { scheduler, queue } = setup();
+      const rs = [record(), record()];
+      queue.records.push(...rs);
+      scheduler.exit();
+      expect(beacon).toHaveBeenCalled();
+      expect(queue.removeOnExit).not.toHaveBeenCalled();
+      expect(queue.records).toEqual(rs);
+    });
+
+    it('removes only what the browser accepted before a refusal', () => {
+      const beacon = vi.fn().mockReturnValueOnce(true).mockReturnValue(false);
+      stubBeacon(beacon);
+      mockFetch([{ status: 200 }]);
+      const { scheduler, queue } = setup();
+      const rs = Array.from({ length: 6 }, () => record(25000));
+      queue.records.push(...rs);
+      scheduler.exit();
+      const accepted = (JSON.parse(beacon.mock.calls[0][1]).batch as Message[]).map((m) => m.messageId);
+      expect(accepted.length).toBeGreaterThan(0);
+      expect(queue.records.map((r) => r.id)).toEqual(rs.map((r) => r.id).filter((id) => !accepted.includes(id)));
+    });
+
+    it('keeps the messages queued during a backoff', async () => {
+      const beacon = vi.fn(() => true);
+      stubBeacon(beacon);
+      mockFetch([{ status: 503 }]);
+      const { add, scheduler, queue } = setup({ flushAt: 1 });
+      const rs = add(record());
+      await advance(0);
+      scheduler.exit();
+      expect(beacon).not.toHaveBeenCalled();
+      expect(queue.records).toEqual(rs);
+    });
+
+    it('sends nothing while offline', () => {
+      const beacon = vi.fn(() => true);
+      stubBeacon(beacon, false);
+      const fetch = mockFetch([{ status: 200 }]);
+      const { scheduler, queue } = setup();
+      const rs = [record()];
+      queue.records.push(...rs);
+      scheduler.exit();
+      expect(beacon).not.toHaveBeenCalled();
+      expect(fetch).not.toHaveBeenCalled();
+      expect(queue.records).toEqual(rs);
+    });
+
+    it('skips messages already in flight with keepalive', async () => {
+      const beacon = vi.fn(() => true);
+      stubBeacon(beacon);
+      let answer!: (v: unknown) => void;
+      vi.stubGlobal('fetch', vi.fn(() => new Promise((r) => (answer = r))));
+      const { scheduler, queue } = setup();
+      const inflight = record();
+      queue.records.push(inflight);
+      const done = scheduler.flush();
+      await drain();
+      const later = record();
+      queue.records.push(later);
+      scheduler.exit();
+      const beaconed = beacon.mock.calls.flatMap((c: unknown[]) => batchIds(c[1] as string));
+      expect(beaconed).toEqual([later.id]);
+      answer({ status: 200, headers: { get: () => null } });
+      await done;
+      expect(queue.records).toEqual([]);
+    });
+  });
+});
