@@ -1,4 +1,5 @@
 import type { MessageContext, PageContext } from './types';
+import { setOwn } from './validate';
 
 /** The library's name and version, stamped on every message as `context.library`. */
 export const LIBRARY = { name: 'svc-analytics', version: '__VERSION__' };
@@ -101,9 +102,7 @@ export function merge<T extends object>(target: T, source?: object | null): T {
   for (const k of Object.keys(source)) {
     const v = (source as any)[k];
     const t = out[k];
-    const val =
-      v && typeof v == 'object' && !Array.isArray(v) && t && typeof t == 'object' && !Array.isArray(t) ? merge(t, v) : v;
-    Object.defineProperty(out, k, { value: val, enumerable: true, writable: true, configurable: true });
+    setOwn(out, k, v && typeof v == 'object' && !Array.isArray(v) && t && typeof t == 'object' && !Array.isArray(t) ? merge(t, v) : v);
   }
   return out;
 }

@@ -7,16 +7,14 @@ const AJS = { anonymousId: 'ajs_anonymous_id', userId: 'ajs_user_id', traits: 'a
 
 type Key = keyof typeof KEYS;
 
-/** A random UUID v4. */
+/** A random UUID v4 (`crypto.randomUUID` exists only on https pages; `getRandomValues` everywhere). */
 export function uuid(): string {
-  const c = globalThis.crypto;
-  if (c && c.randomUUID) return c.randomUUID();
-  const b = new Uint8Array(16);
-  c && c.getRandomValues ? c.getRandomValues(b) : b.forEach((_, i) => (b[i] = (Math.random() * 256) | 0));
-  b[6] = (b[6] & 15) | 64;
-  b[8] = (b[8] & 63) | 128;
-  const h = Array.from(b, (x) => (x + 256).toString(16).slice(1)).join('');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+  return (
+    crypto.randomUUID?.() ||
+    '10000000-1000-4000-8000-100000000000'.replace(/[018]/g, (c) =>
+      (+c ^ (crypto.getRandomValues(new Uint8Array(1))[0] & (15 >> (+c / 4)))).toString(16),
+    )
+  );
 }
 
 /** Reads a stored value that may be raw, URI-encoded, or JSON-encoded (analytics.js writes `"%22id%22"`). */

@@ -8,6 +8,11 @@ export const BATCH_LIMIT = 500000;
 
 const encoder = /* @__PURE__ */ (() => (typeof TextEncoder != 'undefined' ? new TextEncoder() : null))();
 
+/** Sets `o[k] = v` as an own data property, so a key such as `__proto__` never reaches a prototype. */
+export function setOwn(o: object, k: string, v: unknown) {
+  Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+}
+
 /** UTF-8 bytes of a string. */
 export function byteLength(s: string): number {
   return encoder ? encoder.encode(s).length : unescape(encodeURIComponent(s)).length;
@@ -54,7 +59,7 @@ export function sanitize(value: unknown, seen: object[] = [], json = true): JSON
     out = {};
     for (const k of Object.keys(v)) {
       const s = sanitize(v[k], seen);
-      if (s !== undefined) Object.defineProperty(out, k, { value: s, enumerable: true, writable: true, configurable: true });
+      if (s !== undefined) setOwn(out, k, s);
     }
   }
   seen.pop();

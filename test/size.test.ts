@@ -1,0 +1,30 @@
+// @vitest-environment node
+import { describe, it, expect } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { brotliCompressSync, gzipSync, constants } from 'node:zlib';
+
+// Bytes are deterministic, so the budgets in size-budget.json are checked on every test run (after `npm run build`).
+const budgets: Record<string, Record<string, number>> = JSON.parse(readFileSync('size-budget.json', 'utf8'));
+const measure = (file: string) => {
+  const b = readFileSync(file);
+  return {
+    minified: b.length,
+    gzip: gzipSync(b, { level: 9 }).length,
+    brotli: brotliCompressSync(b, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }).length,
+  } as Record<string, number>;
+};
+
+describe('size budget', () => {
+  for (const [file, budget] of Object.entries(budgets).filter(([f]) => f != '_')) {
+    for (const [kind, max] of Object.entries(budget)) {
+      it(`${file} stays within ${max} bytes ${kind}`, () => {
+        expect(measure(file)[kind]).toBeLessThanOrEqual(max);
+      });
+    }
+  }
+  it('the bundle is one IIFE with no eval or new Function', () => {
+    const js = readFileSync('dist/analytics.min.js', 'utf8');
+    expect(js.startsWith('!function(){') || js.startsWith('(function')).toBe(true);
+    expect(js).not.toMatch(/\beval\(|new Function\(|import\(/);
+  });
+});
