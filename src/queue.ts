@@ -133,8 +133,18 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
      * first, since the IndexedDB delete may not finish before the page dies; the next load finishes the job.
      */
     removeOnExit(ids: string[]) {
+      this.markSent(ids);
+      drop(ids).then(() => this.unmarkSent(ids));
+    },
+
+    /** Notes synchronously that these ids were handed to the browser (the next load deletes them from the store). */
+    markSent(ids: string[]) {
       setSent(sentIds().concat(ids));
-      drop(ids).then(() => setSent(sentIds().filter((id) => ids.indexOf(id) < 0)));
+    },
+
+    /** Takes the note back: this page lived to see the answer and handles the records itself. */
+    unmarkSent(ids: string[]) {
+      setSent(sentIds().filter((id) => ids.indexOf(id) < 0));
     },
 
     /**

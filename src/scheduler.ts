@@ -34,6 +34,8 @@ export function createScheduler(d: SchedulerDeps) {
   let chain: Promise<void> = Promise.resolve();
   // message id → whether its request was sent with keepalive (it survives page exit, so the exit beacon skips it)
   const inflight = new Map<string, boolean>();
+  // in-flight ids noted as handed to the browser at a page exit (see `exit`); un-noted when their answer arrives
+  const marked = new Set<string>();
 
   const waiting = () => d.queue.list().filter((r) => !inflight.has(r.id));
   const arm = (ms: number) => {
@@ -75,6 +77,9 @@ export function createScheduler(d: SchedulerDeps) {
       answer = await post(d.url, d.writeKey, text, bytes);
       ids.forEach((id) => inflight.delete(id));
       verdict = classify(answer.status);
+      // This page saw the answer after all: it deals with these records itself (removal below, or a retry).
+      const noted = ids.filter((id) => marked.delete(id));
+      if (noted.length) (verdict == 'ok' ? d.queue.remove(noted) : Promise.resolve()).then(() => d.queue.unmarkSent(noted));
     }
     batch.forEach((r) => r.attempts++);
     if (verdict == 'ok') {
@@ -126,6 +131,13 @@ export function createScheduler(d: SchedulerDeps) {
     notify: plan,
     /** The page is going away: hand every waiting message to the browser (sendBeacon, at most 64 KB a request). */
     exit() {
+      // A keepalive request in flight outlives the page: the browser has accepted it. Note its ids now, so that
+      // if the page dies before the answer, the next load does not send them again.
+      const flying = [...inflight].filter(([id, keepalive]) => keepalive && !marked.has(id)).map(([id]) => id);
+      if (flying.length) {
+        flying.forEach((id) => marked.add(id));
+        d.queue.markSent(flying);
+      }
       // Offline, a beacon would be lost; during a backoff the API is failing and a beacon's answer cannot be
       // seen. Either way the messages stay queued for the next load (or this page, if it lives on).
       if ((typeof navigator != 'undefined' && navigator.onLine === false) || Date.now() < retryUntil) return;

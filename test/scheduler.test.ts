@@ -26,6 +26,8 @@ function fakeQueue() {
     flushed: () => Promise.resolve(),
     remove: vi.fn(async (ids: string[]) => drop(ids)),
     removeOnExit: vi.fn((ids: string[]) => drop(ids)),
+    markSent: vi.fn((_ids: string[]) => {}),
+    unmarkSent: vi.fn((_ids: string[]) => {}),
   };
 }
 
@@ -406,9 +408,33 @@ describe('createScheduler', () => {
       scheduler.exit();
       const beaconed = beacon.mock.calls.flatMap((c: unknown[]) => batchIds(c[1] as string));
       expect(beaconed).toEqual([later.id]);
+      // The keepalive request outlives the page: its ids are noted as handed to the browser, synchronously.
+      expect(queue.markSent).toHaveBeenCalledWith([inflight.id]);
+      expect(queue.unmarkSent).not.toHaveBeenCalled();
       answer({ status: 200, headers: { get: () => null } });
       await done;
+      await drain();
       expect(queue.records).toEqual([]);
+      // The page lived to see the answer: the note is taken back.
+      expect(queue.unmarkSent).toHaveBeenCalledWith([inflight.id]);
+    });
+
+    it('keeps a noted in-flight message queued for retry when its answer is a failure', async () => {
+      stubBeacon(vi.fn(() => true));
+      let answer!: (v: unknown) => void;
+      vi.stubGlobal('fetch', vi.fn(() => new Promise((r) => (answer = r))));
+      const { scheduler, queue } = setup();
+      const inflight = record();
+      queue.records.push(inflight);
+      const done = scheduler.flush();
+      await drain();
+      scheduler.exit();
+      expect(queue.markSent).toHaveBeenCalledWith([inflight.id]);
+      answer({ status: 503, headers: { get: () => null } });
+      await done;
+      await drain();
+      expect(queue.records).toEqual([inflight]);
+      expect(queue.unmarkSent).toHaveBeenCalledWith([inflight.id]);
     });
   });
 });
