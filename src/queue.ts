@@ -55,13 +55,14 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
   }
   if (!store) events.fallback(new Error('IndexedDB is not available'));
 
-  const persist = <T>(op: (s: UseStore) => Promise<T>): Promise<T | void> => {
-    if (!store) return Promise.resolve();
-    return op(store).catch((e) => {
-      store = undefined;
-      events.fallback(e);
-    });
-  };
+  // Never rejects: any IndexedDB failure (including a synchronous throw from `indexedDB.open`) moves us to memory.
+  const persist = <T>(op: (s: UseStore) => Promise<T>): Promise<T | void> =>
+    Promise.resolve()
+      .then(() => store && op(store))
+      .catch((e) => {
+        store = undefined;
+        events.fallback(e);
+      });
   const sentIds = (): string[] => {
     try {
       return JSON.parse(localStorage.getItem(SENT_KEY) || '[]');

@@ -72,13 +72,18 @@ export function createScheduler(d: SchedulerDeps) {
     let verdict = classify(bytes > BATCH_LIMIT ? 413 : 200);
     let answer = { status: 413, retryAfter: null as string | null };
     if (verdict == 'ok') {
-      ids.forEach((id) => inflight.set(id, bytes <= KEEPALIVE_LIMIT));
+      const keepalive = bytes <= KEEPALIVE_LIMIT;
+      ids.forEach((id) => inflight.set(id, keepalive));
       d.log('sending', messages.length, 'messages,', bytes, 'bytes');
       answer = await post(d.url, d.writeKey, text, bytes);
+      // Chromium rejects a keepalive fetch as the page unloads, just before `pagehide`, yet still delivers it.
+      // Waiting a task lets that `pagehide` note the request as handed to the browser (see `exit`) first.
+      if (!answer.status && keepalive) await new Promise((r) => setTimeout(r));
       ids.forEach((id) => inflight.delete(id));
       verdict = classify(answer.status);
-      // This page saw the answer after all: it deals with these records itself (removal below, or a retry).
-      const noted = ids.filter((id) => marked.delete(id));
+      // An HTTP answer means this page saw the outcome after all: it deals with noted records itself (removal
+      // below, or a retry). A network error keeps the note: the browser may still deliver the request.
+      const noted = answer.status ? ids.filter((id) => marked.delete(id)) : [];
       if (noted.length) (verdict == 'ok' ? d.queue.remove(noted) : Promise.resolve()).then(() => d.queue.unmarkSent(noted));
     }
     batch.forEach((r) => r.attempts++);

@@ -25,6 +25,9 @@ export async function post(url: string, writeKey: string, body: string, bytes: n
       credentials: 'omit',
       signal: ctrl?.signal,
     });
+    // Chromium counts a keepalive request against the page's 64 KiB budget until its response body is done:
+    // an unread body would leak that budget and, after 64 KB in a page's life, every request would fail.
+    res.body?.cancel().catch(() => {});
     return { status: res.status, retryAfter: res.headers.get('Retry-After') };
   } catch {
     return { status: 0, retryAfter: null };

@@ -419,6 +419,27 @@ describe('createScheduler', () => {
       expect(queue.unmarkSent).toHaveBeenCalledWith([inflight.id]);
     });
 
+    it('keeps the note when the noted request fails with a network error (the browser may still deliver it)', async () => {
+      stubBeacon(vi.fn(() => true));
+      let fail!: (e: unknown) => void;
+      vi.stubGlobal('fetch', vi.fn(() => new Promise((_, r) => (fail = r))));
+      const { scheduler, queue } = setup();
+      const inflight = record();
+      queue.records.push(inflight);
+      const done = scheduler.flush();
+      await drain();
+      // Chromium rejects the fetch as the page unloads, before pagehide reaches us: the exit still notes it.
+      fail(new TypeError('Failed to fetch'));
+      await drain();
+      scheduler.exit();
+      expect(queue.markSent).toHaveBeenCalledWith([inflight.id]);
+      await advance(10);
+      await done;
+      expect(queue.unmarkSent).not.toHaveBeenCalled();
+      // the page lived on (a bfcache restore): the record is still queued for a retry
+      expect(queue.records).toEqual([inflight]);
+    });
+
     it('keeps a noted in-flight message queued for retry when its answer is a failure', async () => {
       stubBeacon(vi.fn(() => true));
       let answer!: (v: unknown) => void;
