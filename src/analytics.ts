@@ -176,7 +176,16 @@ export function createAnalytics() {
   // Calls that change state or read it wait for `load` like the others, keeping their order.
   const whenLoaded = (fn: (c: Core) => void) => (core ? fn(core) : waitingForLoad.push(() => fn(core!)));
 
-  function load(writeKey: string, options: LoadOptions = {}) {
+  // Never throws into the page: a failure to start is reported like any other error.
+  function load(writeKey: string, options?: LoadOptions) {
+    try {
+      start(writeKey, options || {});
+    } catch (e) {
+      report(analyticsError('invalid_arguments', `load failed: ${(e as Error)?.message || e}`));
+    }
+  }
+
+  function start(writeKey: string, options: LoadOptions) {
     if (core || typeof window == 'undefined') return void (core && log('load() called again: ignored'));
     if (!writeKey || typeof writeKey != 'string') return report(analyticsError('invalid_arguments', 'load: a writeKey is required'));
     if (options.debug) debugOn = true;

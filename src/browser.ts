@@ -7,6 +7,14 @@ const w = window as any;
 const stub = w.analytics;
 // A second copy of the bundle on the page leaves the first one in charge.
 if (!stub || !stub.VERSION) {
+  try {
+    takeOver();
+  } catch (e) {
+    console.error('[svc-analytics] could not start', e); // never thrown into the page
+  }
+}
+
+function takeOver() {
   const { api, replay } = createAnalytics();
   const calls: Recorded[] = Array.isArray(stub) ? stub.splice(0) : [];
   w.analytics = api;

@@ -72,35 +72,33 @@ export function createIdentity({ storage = 'cookie', cookie = {} }: IdentityOpti
     const age = value === undefined ? 0 : Math.round((cookie.maxage ?? 365) * 86400);
     doc!.cookie = `${name}=${encodeURIComponent(value ?? '')}; path=/; max-age=${age}; SameSite=Lax${secure}${d ? '; domain=' + d : ''}`;
   };
-  // The widest domain that accepts a cookie is the registrable one: subdomains then share the identity.
-  if (useCookie && domain === undefined) {
-    domain = domainCandidates(location.hostname).find((d) => {
-      writeCookie('svc_probe', '1', d);
-      const ok = readCookie(doc!.cookie, 'svc_probe') == '1';
-      if (ok) writeCookie('svc_probe', undefined, d);
-      return ok;
-    });
-  }
-
-  const read = (names: typeof KEYS, key: Key): any => {
-    let v: any;
+  // Each store is tried on its own: one the browser blocks (it throws) must not stop the other.
+  const attempt = <T>(fn: () => T): T | undefined => {
     try {
-      if (useCookie && key != 'traits') v = decode(readCookie(doc!.cookie, names[key]));
-      if (v === undefined && ls) v = decode(ls.getItem(names[key]));
+      return fn();
     } catch {
-      // storage blocked by the browser: memory only
+      return undefined; // blocked or full: the value lives in the other store, or in memory for this page
     }
-    return v;
+  };
+  // The widest domain that accepts a cookie is the registrable one: subdomains then share the identity.
+  if (useCookie && domain === undefined)
+    domain = attempt(() =>
+      domainCandidates(location.hostname).find((d) => {
+        writeCookie('svc_probe', '1', d);
+        const ok = readCookie(doc!.cookie, 'svc_probe') == '1';
+        if (ok) writeCookie('svc_probe', undefined, d);
+        return ok;
+      }),
+    );
+  const read = (names: typeof KEYS, key: Key): any => {
+    const v = useCookie && key != 'traits' ? attempt(() => decode(readCookie(doc!.cookie, names[key]))) : undefined;
+    return v !== undefined || !ls ? v : attempt(() => decode(ls.getItem(names[key])));
   };
   const write = (key: Key, value: any) => {
     // Always JSON (the analytics.js form), so an id such as "42" or "1e3" reads back as the same string.
     const s = value == null ? undefined : JSON.stringify(value);
-    try {
-      if (useCookie && key != 'traits') writeCookie(KEYS[key], s);
-      if (ls) s === undefined ? ls.removeItem(KEYS[key]) : ls.setItem(KEYS[key], s);
-    } catch {
-      // quota or blocked storage: the value lives in memory for this page
-    }
+    if (useCookie && key != 'traits') attempt(() => writeCookie(KEYS[key], s));
+    if (ls) attempt(() => (s === undefined ? ls.removeItem(KEYS[key]) : ls.setItem(KEYS[key], s)));
   };
 
   const state = { anonymousId: '', userId: null as string | null, traits: {} as JSONObject };

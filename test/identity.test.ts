@@ -327,3 +327,26 @@ describe('createIdentity', () => {
     expect(w).toContain('path=/');
   });
 });
+
+describe('createIdentity where the browser blocks cookies', () => {
+  it('works from localStorage and memory when document.cookie throws (a sandboxed frame)', () => {
+    Object.defineProperty(document, 'cookie', {
+      configurable: true,
+      get() {
+        throw new DOMException('blocked', 'SecurityError');
+      },
+      set() {
+        throw new DOMException('blocked', 'SecurityError');
+      },
+    });
+    try {
+      const id = createIdentity();
+      expect(id.anonymousId()).toMatch(/^[0-9a-f-]{36}$/);
+      id.identify('u1', { a: 1 });
+      expect(id.userId()).toBe('u1');
+      expect(createIdentity().anonymousId()).toBe(id.anonymousId()); // read back from localStorage
+    } finally {
+      delete (document as any).cookie; // the inherited accessor is back
+    }
+  });
+});
