@@ -12,6 +12,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { execFileSync } from 'node:child_process';
 import { chromium } from '@playwright/test';
+import { executablePath, args as CHROMIUM_ARGS } from '../scripts/chromium.mjs';
 import { startAll, nowMs, ROOT, BENCH, TMP, DIST, DIST_SNAP, DIST_FILES, SEGMENT_UMD, segmentSnippet, ourSnippet, snapshotDist, hashFiles } from './servers.mjs';
 
 const TTFE_RUNS = intEnv('BENCH_RUNS', 7);
@@ -33,15 +34,6 @@ const LIBS = [
   { id: 'segment', name: '@segment/analytics-next', page: 'segment' },
 ];
 
-const ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 function intEnv(name, def) {
   const v = Number(process.env[name]);
@@ -80,11 +72,6 @@ function sizes(buf) {
 }
 const addSizes = (...ss) => ss.reduce((a, s) => ({ raw: a.raw + s.raw, gzip: a.gzip + s.gzip, brotli: a.brotli + s.brotli }), { raw: 0, gzip: 0, brotli: 0 });
 
-function chromiumPath() {
-  if (process.env.CHROMIUM_PATH) return process.env.CHROMIUM_PATH;
-  if (fs.existsSync('/usr/bin/chromium')) return '/usr/bin/chromium';
-  return undefined;
-}
 
 function newestMtime(dir) {
   let newest = 0;
@@ -156,8 +143,7 @@ async function main() {
   fs.mkdirSync(TMP, { recursive: true });
   const t0 = nowMs();
   const servers = await startAll();
-  const executablePath = chromiumPath();
-  const browser = await chromium.launch({ headless: true, executablePath, args: ARGS });
+  const browser = await chromium.launch({ headless: true, executablePath, args: CHROMIUM_ARGS });
   const raw = { config: { TTFE_RUNS, TRACK_RUNS, UNLOAD_RUNS, TRACK_N, UNLOAD_N, PROPS_BYTES, THROTTLE }, libs: {} };
   try {
     const env = machine(browser.version());

@@ -1,7 +1,7 @@
 // Delivery (CONTRACT section 4): batching within the size limits, at-least-once through offline, 5xx with
 // Retry-After, a 4xx for one message, page exit (beacon), tab close, several tabs, the next page load, and the
 // back/forward cache.
-import { existsSync } from 'node:fs';
+import { executablePath, args } from '../scripts/chromium.mjs';
 import { test, expect, ready } from './fixtures';
 import type { Page } from '@playwright/test';
 
@@ -275,18 +275,11 @@ test('after leaving and coming back (back/forward cache or not), tracking still 
   test.setTimeout(25000);
   // Playwright launches Chromium with the back/forward cache off, and the test servers answer `no-store`, which
   // keeps pages out of it too; this browser has the cache on and lets no-store pages in, as recent Chrome does.
-  const executablePath = process.env.CHROMIUM_PATH || (existsSync('/usr/bin/chromium') ? '/usr/bin/chromium' : undefined);
   const browser = await playwright.chromium.launch({
     executablePath,
     ignoreDefaultArgs: ['--disable-back-forward-cache'],
     args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
+      ...args,
       '--enable-features=CDPScreenshotNewSurface,SkipListAccountsWithoutGaiaCookies,CacheControlNoStoreEnterBackForwardCache:level/restore-unless-http-only-cookie-change',
     ],
   });

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from '@playwright/test';
+import { executablePath, args } from './chromium.mjs';
 import { startCollector } from '../collector/server.mjs';
 import { startStatic } from '../collector/static.mjs';
 
@@ -22,7 +23,7 @@ for (const f of ['analytics.min.js', 'snippet.min.js']) {
 }
 
 // A system Chromium when there is one (as playwright.config.ts does), else Playwright's own.
-const executablePath = process.env.CHROMIUM_PATH || (fs.existsSync('/usr/bin/chromium') ? '/usr/bin/chromium' : undefined);
+
 
 const collector = await startCollector({ port: 0 });
 const site = await startStatic({
@@ -35,7 +36,7 @@ let browser;
 try {
   browser = await chromium.launch({
     executablePath,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args,
   });
   const context = await browser.newContext({ viewport: VIEWPORT, deviceScaleFactor: 1, reducedMotion: 'reduce' });
   const page = await context.newPage();
