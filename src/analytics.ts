@@ -130,9 +130,8 @@ export function createAnalytics() {
       const id = c.identity;
       const userId = type == 'identify' ? f.userId || id.userId() : id.userId();
       const p = pageOf(page);
+      c.env.connectionType = connectionType(); // the network can change during a visit
       const ctx = buildContext(c.env, p);
-      const net = connectionType();
-      if (net) ctx.network = { cellular: net == 'cellular', wifi: net == 'wifi' };
       if (type == 'page') {
         // page() properties carry the page facts; the caller's values win in both places
         f.properties = { ...p, ...(f.name && { name: f.name }), ...(f.category && { category: f.category }), ...f.properties };
@@ -154,7 +153,8 @@ export function createAnalytics() {
       const checked = check(message);
       if ('code' in checked) throw checked;
       const m = checked.value;
-      if (type == 'identify') id.identify(f.userId, f.traits);
+      // What persists is what was sent: the sanitised traits (a cycle or a function never reaches storage).
+      if (type == 'identify') id.identify(f.userId, m.traits!);
       const result: CallResult = { event: m };
       return c.queue
         .add({ id: m.messageId, message: m, bytes: checked.bytes, queuedAt: Date.now(), attempts: 0, owner: c.owner })

@@ -136,6 +136,20 @@ describe('createAnalytics', () => {
       expect(t.event.anonymousId).toBe(id.event.anonymousId);
     });
 
+    it('persists the sanitised traits, so a cycle or a function in them never breaks storage', async () => {
+      const { api } = start();
+      const traits: any = { name: 'Ada', fn() {}, when: new Date(0) };
+      traits.self = traits;
+      const sent = (await api.identify('u1', traits)).event.traits!;
+      expect(sent.fn).toBeUndefined();
+      expect(sent.when).toBe('1970-01-01T00:00:00.000Z');
+      expect(JSON.stringify(sent)).toContain('"[Circular]"');
+      // what persists, in memory, in localStorage and for the next page, is exactly what was sent
+      expect(api.user().traits()).toEqual(sent);
+      expect(JSON.parse(localStorage.getItem('svc_user_traits')!)).toEqual(sent);
+      expect(start().api.user().traits()).toEqual(sent);
+    });
+
     it('merges traits for the same user', async () => {
       const { api } = start();
       await api.identify('u1', { a: 1 });
