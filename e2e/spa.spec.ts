@@ -188,3 +188,28 @@ test('a router calling pushState then replaceState for one navigation sends exac
     title: 'Search | Shop',
   });
 });
+
+test('a page() the site makes itself is not repeated by the automatic page view (snippet page() at load, or on a route)', async ({ page, site, collector }) => {
+  // basic.html loads through the snippet; the test then calls page() on the stub before the bundle takes over.
+  await page.goto(site.page('/basic.html', { noload: '1' }));
+  await page.evaluate(
+    (api) => {
+      const a = (window as any).analytics;
+      a.load('dev-write-key', { apiHost: api, cdnUrl: '/dist/analytics.min.js', trackPageViews: true, flushInterval: 50 });
+      a.page(); // what the README's snippet does
+    },
+    collector.url,
+  );
+  await ready(page);
+  const settle = barrier(page, collector);
+  let pages = await settle();
+  expect(pages, 'one page view at load, not two').toHaveLength(1);
+  // An app that also calls page() itself right after changing the route: still one page view for that URL.
+  await page.evaluate(() => {
+    history.pushState({}, '', '/routed');
+    (window as any).analytics.page();
+  });
+  pages = await settle();
+  expect(pages).toHaveLength(2);
+  expect(new URL(pages[1].properties.url).pathname).toBe('/routed');
+});

@@ -87,6 +87,8 @@ export function createAnalytics() {
   let core: Core | undefined;
   let debugOn = false;
   let lastPage: { key: string; page: PageContext } | undefined;
+  // URL of the last page message queued, so an automatic page view never repeats a page() the site made itself.
+  let pagedUrl: string | undefined;
   // Set while a recorded (snippet) call is replayed: its page and time stand in for the current ones.
   let recorded: { page?: RecordedPage; time?: number } | undefined;
 
@@ -153,6 +155,7 @@ export function createAnalytics() {
       const checked = check(message);
       if ('code' in checked) throw checked;
       const m = checked.value;
+      if (type == 'page') pagedUrl = m.properties!.url;
       // What persists is what was sent: the sanitised traits (a cycle or a function never reaches storage).
       if (type == 'identify') id.identify(f.userId, m.traits!);
       const result: CallResult = { event: m };
@@ -243,7 +246,8 @@ export function createAnalytics() {
       online: () => scheduler.flush(),
     });
     // After the snippet's recorded calls have been replayed (synchronously, right after load), so order holds.
-    if (options.trackPageViews) Promise.resolve().then(() => trackPageViews((page) => invoke('page', [], page)));
+    if (options.trackPageViews)
+      Promise.resolve().then(() => trackPageViews((page) => void (page[0] != pagedUrl && invoke('page', [], page))));
     waitingForLoad.splice(0).forEach((f) => f());
   }
 
