@@ -164,7 +164,7 @@ export function createAnalytics() {
         .then(() => {
           log(type, m);
           safely(callback, result);
-          emitter.emit(type, ...eventArgs(m), result);
+          emitter.emit(type, ...EVENT_ARGS[type].map((k) => m[k]), result);
           c.scheduler.notify();
           return result;
         });
@@ -251,14 +251,8 @@ export function createAnalytics() {
     waitingForLoad.splice(0).forEach((f) => f());
   }
 
-  const api: Analytics = {
+  const api = {
     load,
-    identify: (...a) => invoke('identify', a),
-    track: (...a) => invoke('track', a),
-    page: (...a) => invoke('page', a),
-    screen: (...a) => invoke('screen', a),
-    group: (...a) => invoke('group', a),
-    alias: (...a) => invoke('alias', a),
     reset: () => whenLoaded((c) => (c.identity.reset(), emitter.emit('reset'))),
     setAnonymousId: (id: string) => whenLoaded((c) => id && c.identity.setAnonymousId(String(id))),
     user: () => ({
@@ -284,7 +278,7 @@ export function createAnalytics() {
     }),
       initialized: false,
     VERSION: '__VERSION__',
-  };
+  } as Analytics; // the six call methods are added below, from EVENT_ARGS
   /** Replays a call the snippet recorded (`ecommerce.orderCompleted` style names included) with its page and time. */
   function replay(method: string, args: unknown[], page?: RecordedPage, time?: number) {
     recorded = { page, time };
@@ -299,6 +293,7 @@ export function createAnalytics() {
       recorded = undefined;
     }
   }
+  for (const type of Object.keys(EVENT_ARGS) as MessageType[]) api[type] = (...a: unknown[]) => invoke(type, a);
   return { api, replay };
 }
 
@@ -312,19 +307,12 @@ export const AnalyticsBrowser = {
   },
 };
 
-// The arguments analytics.js passes to `on(type)` handlers.
-function eventArgs(m: Message): unknown[] {
-  switch (m.type) {
-    case 'track':
-      return [m.event, m.properties];
-    case 'page':
-    case 'screen':
-      return [m.category, m.name, m.properties];
-    case 'identify':
-      return [m.userId, m.traits];
-    case 'group':
-      return [m.groupId, m.traits];
-    default:
-      return [m.userId, m.previousId];
-  }
-}
+// The message fields analytics.js passes to `on(type)` handlers, in order.
+const EVENT_ARGS: Record<MessageType, (keyof Message)[]> = {
+  track: ['event', 'properties'],
+  page: ['category', 'name', 'properties'],
+  screen: ['category', 'name', 'properties'],
+  identify: ['userId', 'traits'],
+  group: ['groupId', 'traits'],
+  alias: ['userId', 'previousId'],
+};
