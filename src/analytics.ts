@@ -18,7 +18,7 @@ import { buildContext, merge, pageContext, type Environment } from './context';
 import { readEnvironment, connectionType, highEntropyHints } from './environment';
 import { check } from './validate';
 import { createIdentity, uuid, type Identity } from './identity';
-import { createQueue } from './queue';
+import { createQueue, type Queue } from './queue';
 import { createTabs } from './locks';
 import { createScheduler, type Scheduler } from './scheduler';
 import { listenLifecycle } from './lifecycle';
@@ -56,13 +56,12 @@ export interface Analytics {
 }
 
 interface Core {
-  writeKey: string;
   identity: Identity;
   scheduler: Scheduler;
   env: Environment;
   integrations: JSONObject;
   owner: string;
-  queue: ReturnType<typeof createQueue>;
+  queue: Queue;
   ready: Promise<void>;
 }
 
@@ -231,7 +230,7 @@ export function createAnalytics() {
       scheduler.notify();
     });
     api.initialized = true;
-    core = { writeKey, identity, scheduler, env, integrations: r.integrations, owner, queue, ready };
+    core = { identity, scheduler, env, integrations: r.integrations, owner, queue, ready };
     if (options.highEntropyHints) highEntropyHints().then((h) => (env.hints = h));
     listenLifecycle({
       exit(final) {

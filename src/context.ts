@@ -67,6 +67,8 @@ export function deviceType(ua: string, mobileHint?: boolean): string {
   return mobileHint || /Mobi|iPhone|iPod/.test(ua) ? 'mobile' : 'desktop';
 }
 
+let lastUtm: [string, Record<string, string> | undefined] | undefined;
+
 /** The automatic context of one message: environment facts plus the page at call time. */
 export function buildContext(env: Environment, page: PageContext): MessageContext {
   const ctx: MessageContext = {
@@ -87,8 +89,9 @@ export function buildContext(env: Environment, page: PageContext): MessageContex
   }
   const net = env.connectionType;
   if (net) ctx.network = { cellular: net == 'cellular', wifi: net == 'wifi' };
-  const utm = campaign(page.search);
-  if (utm) ctx.campaign = utm;
+  // Most calls come from the same page: parse its query string once (the result never changes for a string).
+  if (!lastUtm || lastUtm[0] != page.search) lastUtm = [page.search, campaign(page.search)];
+  if (lastUtm[1]) ctx.campaign = lastUtm[1];
   return ctx;
 }
 
