@@ -10,6 +10,7 @@ export default defineConfig({
   fullyParallel: false,
   workers: 2,
   retries: 0,
+  forbidOnly: true, // a stray test.only must fail the run, not shrink it
   reporter: [['list']],
   use: {
     ...devices['Desktop Chrome'],

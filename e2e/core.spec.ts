@@ -345,7 +345,7 @@ test('a call resolves with { event: message }, calls its callback, and on/off ha
   expect(m.messageId).toBe(r.event.messageId);
   expect(m.timestamp).toBe(r.event.timestamp);
   expect(m.properties).toEqual(r.event.properties);
-  await collector.waitFor(1, { event: 'After Off' });
+  expect(await collector.waitFor(1, { event: 'After Off' }), 'the event after off() was still sent').toHaveLength(1);
 });
 
 test('loading twice is harmless: snippet pasted twice, load called twice, bundle added twice', async ({ page, site, collector }) => {

@@ -90,7 +90,7 @@ test('identify persists the user id and traits across reloads; reset() forgets t
 test('identity cookies are SameSite=Lax with about a year of life', async ({ page, context, site, collector }) => {
   await open(page, site.page('/basic.html', { opts: JSON.stringify({ flushInterval: 100 }) }));
   await page.evaluate(() => (window as any).analytics.identify('cookie-user'));
-  await collector.waitFor(1, { type: 'identify' });
+  expect(await collector.waitFor(1, { type: 'identify' })).toHaveLength(1);
   const { anonymousId } = await user(page);
   const cookies = await context.cookies(site.url);
   expect(cookies.length).toBeGreaterThan(0);

@@ -196,6 +196,18 @@ describe('createAnalytics', () => {
   });
 
   describe('options', () => {
+    it("sends to the EU host with region 'eu', and to apiHost (region ignored) when both are given", async () => {
+      const eu = start({ region: 'eu' }).api;
+      await eu.track('x');
+      await eu.flush();
+      expect(fetchMock.mock.calls.map((c) => c[0])).toEqual(['https://cdp-eu.svc.example/v1/batch']);
+      fetchMock.mockClear();
+      const own = start({ region: 'eu', apiHost: 'collector.test/v1/' }).api;
+      await own.track('y');
+      await own.flush();
+      expect(fetchMock.mock.calls.map((c) => c[0])).toEqual(['https://collector.test/v1/batch']);
+    });
+
     it('deep-merges options.context over the automatic context, the caller winning', async () => {
       const { api } = start();
       const { event } = await api.track('x', {}, { context: { page: { title: 'T' }, ip: '1.2.3.4', library: { name: 'wrapper' } } });
