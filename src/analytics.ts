@@ -72,9 +72,6 @@ const refused = <T>(e: unknown): Promise<T> => {
   return p;
 };
 
-const here = (): RecordedPage =>
-  typeof location == 'undefined' ? ['', '', ''] : [location.href, document.title, document.referrer];
-
 /**
  * Creates an instance: usable at once (calls before `load` wait for it), wired call → context → validate →
  * queue → scheduler (batch, deliver, retry). `invoke` replays a recorded call with its page and time.
@@ -104,26 +101,21 @@ export function createAnalytics() {
     return lastPage.page;
   };
 
-  function invoke(
-    type: MessageType,
-    args: unknown[],
-    page: RecordedPage = recorded?.page || here(),
-    time = recorded?.time || Date.now(),
-  ): Promise<CallResult> {
-    if (!core) {
-      if (typeof window == 'undefined') {
-        const err = analyticsError('not_loaded', 'svc-analytics runs in a browser only');
-        safely(args.find((x) => typeof x == 'function') as Callback | undefined, err);
-        return refused(err);
-      }
-      return new Promise((res, rej) => waitingForLoad.push(() => invoke(type, args, page, time).then(res, rej)));
+  function invoke(type: MessageType, args: unknown[], page?: RecordedPage, time?: number): Promise<CallResult> {
+    // Found before normalise runs, so arguments it refuses still reach the callback (normalise finds the same one).
+    const callback = args.find((x) => typeof x == 'function') as Callback | undefined;
+    if (!core && typeof window == 'undefined') {
+      const err = analyticsError('not_loaded', 'svc-analytics runs in a browser only');
+      safely(callback, err);
+      return refused(err);
     }
+    // The page and time of the call itself, also for a call that waits for `load`.
+    page ||= recorded?.page || [location.href, document.title, document.referrer];
+    time ||= recorded?.time || Date.now();
+    if (!core) return new Promise((res, rej) => waitingForLoad.push(() => invoke(type, args, page, time).then(res, rej)));
     const c = core;
-    // Found before normalise runs, so arguments it refuses still reach the callback.
-    let callback = args.find((x) => typeof x == 'function') as Callback | undefined;
     try {
       const n = normalise(type, args);
-      callback = n.callback;
       const o = n.options;
       const f = n.fields;
       const ts = o.timestamp == null ? new Date(time) : new Date(o.timestamp as any);

@@ -62,15 +62,15 @@ export interface IdentityOptions {
  * cookie (top registrable domain, SameSite=Lax, Secure on https) mirrored to localStorage, read from whichever survives.
  */
 export function createIdentity({ storage = 'cookie', cookie = {} }: IdentityOptions = {}) {
-  const doc = typeof document != 'undefined' ? document : undefined;
-  const useCookie = storage == 'cookie' && !!doc;
+  // Created at load, in a browser only.
+  const useCookie = storage == 'cookie';
   const ls = storage == 'memory' ? undefined : safeLocalStorage();
   let domain = cookie.domain;
 
   const writeCookie = (name: string, value: string | undefined, d = domain) => {
     const secure = location.protocol == 'https:' ? '; Secure' : '';
     const age = value === undefined ? 0 : Math.round((cookie.maxage ?? 365) * 86400);
-    doc!.cookie = `${name}=${encodeURIComponent(value ?? '')}; path=/; max-age=${age}; SameSite=Lax${secure}${d ? '; domain=' + d : ''}`;
+    document.cookie = `${name}=${encodeURIComponent(value ?? '')}; path=/; max-age=${age}; SameSite=Lax${secure}${d ? '; domain=' + d : ''}`;
   };
   // Each store is tried on its own: one the browser blocks (it throws) must not stop the other.
   const attempt = <T>(fn: () => T): T | undefined => {
@@ -85,13 +85,13 @@ export function createIdentity({ storage = 'cookie', cookie = {} }: IdentityOpti
     domain = attempt(() =>
       domainCandidates(location.hostname).find((d) => {
         writeCookie('svc_probe', '1', d);
-        const ok = readCookie(doc!.cookie, 'svc_probe') == '1';
+        const ok = readCookie(document.cookie, 'svc_probe') == '1';
         if (ok) writeCookie('svc_probe', undefined, d);
         return ok;
       }),
     );
   const read = (names: typeof KEYS, key: Key): any => {
-    const v = useCookie && key != 'traits' ? attempt(() => decode(readCookie(doc!.cookie, names[key]))) : undefined;
+    const v = useCookie && key != 'traits' ? attempt(() => decode(readCookie(document.cookie, names[key]))) : undefined;
     return v !== undefined || !ls ? v : attempt(() => decode(ls.getItem(names[key])));
   };
   const write = (key: Key, value: any) => {

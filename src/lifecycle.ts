@@ -13,7 +13,6 @@ export interface LifecycleHandlers {
  * from the back/forward cache and visibility back mean resume. Never `unload`/`beforeunload` (they break bfcache).
  */
 export function listenLifecycle(h: LifecycleHandlers): () => void {
-  if (typeof window == 'undefined') return () => {};
   const onVisibility = () => (document.visibilityState == 'hidden' ? h.exit(false) : h.resume(false));
   const onPagehide = () => h.exit(true);
   const onPageshow = (e: PageTransitionEvent) => e.persisted && h.resume(true);

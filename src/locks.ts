@@ -10,7 +10,7 @@ export const LEASE_MS = 60000;
  * Where Web Locks are missing, a record of another tab counts as orphaned once it is older than `LEASE_MS`.
  */
 export function createTabs(id: string) {
-  const locks = typeof navigator != 'undefined' ? navigator.locks : undefined;
+  const locks: LockManager | undefined = navigator.locks; // created at load, in a browser only
   let release: (() => void) | undefined;
 
   return {

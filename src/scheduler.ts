@@ -37,6 +37,7 @@ export function createScheduler(d: SchedulerDeps) {
   // in-flight ids noted as handed to the browser at a page exit (see `exit`); un-noted when their answer arrives
   const marked = new Set<string>();
 
+  const offline = () => !navigator.onLine;
   const waiting = () => d.queue.list().filter((r) => !inflight.has(r.id));
   const arm = (ms: number) => {
     const at = Date.now() + Math.max(0, ms);
@@ -116,7 +117,7 @@ export function createScheduler(d: SchedulerDeps) {
   };
 
   const pass = async (force: boolean) => {
-    if (typeof navigator != 'undefined' && navigator.onLine === false) return; // `online` resumes
+    if (offline()) return; // `online` resumes
     if (!force && Date.now() < retryUntil) return plan();
     await d.queue.flushed();
     await d.tabs.exclusive(async () => {
@@ -145,7 +146,7 @@ export function createScheduler(d: SchedulerDeps) {
       }
       // Offline, a beacon would be lost; during a backoff the API is failing and a beacon's answer cannot be
       // seen. Either way the messages stay queued for the next load (or this page, if it lives on).
-      if ((typeof navigator != 'undefined' && navigator.onLine === false) || Date.now() < retryUntil) return;
+      if (offline() || Date.now() < retryUntil) return;
       const recs = d.queue.list().filter((r) => !inflight.get(r.id));
       const url = d.url;
       for (const group of planBatches(recs, KEEPALIVE_LIMIT, BODY_OVERHEAD + d.writeKey.length)) {

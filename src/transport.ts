@@ -14,8 +14,8 @@ export const KEEPALIVE_LIMIT = 60000;
  * page goes away still completes (and need not be sent again).
  */
 export async function post(url: string, writeKey: string, body: string, bytes: number): Promise<Answer> {
-  const ctrl = typeof AbortController != 'undefined' ? new AbortController() : undefined;
-  const timer = setTimeout(() => ctrl?.abort(), TIMEOUT_MS);
+  const ctrl = new AbortController();
+  const timer = setTimeout(() => ctrl.abort(), TIMEOUT_MS);
   try {
     const res = await fetch(url, {
       method: 'POST',
@@ -23,7 +23,7 @@ export async function post(url: string, writeKey: string, body: string, bytes: n
       body,
       keepalive: bytes <= KEEPALIVE_LIMIT,
       credentials: 'omit',
-      signal: ctrl?.signal,
+      signal: ctrl.signal,
     });
     // Chromium counts a keepalive request against the page's 64 KiB budget until its response body is done:
     // an unread body would leak that budget and, after 64 KB in a page's life, every request would fail.

@@ -6,7 +6,8 @@ export const MESSAGE_LIMIT = 32000;
 /** Largest request body the service processes (spec 000 section 8: 500 KB, read as 500,000 bytes). */
 export const BATCH_LIMIT = 500000;
 
-const encoder = /* @__PURE__ */ (() => (typeof TextEncoder != 'undefined' ? new TextEncoder() : null))();
+// Every engine that runs ES2020 code has TextEncoder.
+const encoder = /* @__PURE__ */ new TextEncoder();
 
 /** Sets `o[k] = v` as an own data property, so a key such as `__proto__` never reaches a prototype. */
 export function setOwn(o: object, k: string, v: unknown) {
@@ -15,7 +16,7 @@ export function setOwn(o: object, k: string, v: unknown) {
 
 /** UTF-8 bytes of a string. */
 export function byteLength(s: string): number {
-  return encoder ? encoder.encode(s).length : unescape(encodeURIComponent(s)).length;
+  return encoder.encode(s).length;
 }
 
 /**
