@@ -12,7 +12,7 @@ import type {
   PageContext,
   User,
 } from './types';
-import { analyticsError } from './errors';
+import { analyticsError, refused } from './errors';
 import { normalise } from './call';
 import { buildContext, merge, pageContext, type Environment } from './context';
 import { readEnvironment, connectionType, highEntropyHints } from './environment';
@@ -24,9 +24,11 @@ import { createScheduler, type Scheduler } from './scheduler';
 import { listenLifecycle } from './lifecycle';
 import { createEmitter, safely } from './emitter';
 import { resolve } from './config';
-import { createEcommerce, type EcommerceHelpers } from './ecommerce';
+import { createEcommerce, type EcommerceHelpers, type TrackFn } from './ecommerce';
 import { createSemantic, type SemanticHelpers } from './semantic';
 import { trackPageViews } from './pageviews';
+
+const TAG = '[svc-analytics]';
 
 /** A page snapshot as the snippet records it: `[url, title, referrer]`. */
 export type RecordedPage = [string, string, string];
@@ -65,13 +67,6 @@ interface Core {
   ready: Promise<void>;
 }
 
-// A promise the caller may ignore without an unhandled rejection (the catch marks it handled; `await` still throws).
-const refused = <T>(e: unknown): Promise<T> => {
-  const p = Promise.reject(e);
-  p.catch(() => {});
-  return p;
-};
-
 /**
  * Creates an instance: usable at once (calls before `load` wait for it), wired call → context → validate →
  * queue → scheduler (batch, deliver, retry). `invoke` replays a recorded call with its page and time.
@@ -88,9 +83,9 @@ export function createAnalytics() {
   // Set while a recorded (snippet) call is replayed: its page and time stand in for the current ones.
   let recorded: { page?: RecordedPage; time?: number } | undefined;
 
-  const log = (...a: unknown[]) => debugOn && console.log('[svc-analytics]', ...a);
+  const log = (...a: unknown[]) => debugOn && console.log(TAG, ...a);
   const report = (e: AnalyticsError) => {
-    debugOn && console.warn('[svc-analytics]', e.code, e.message);
+    debugOn && console.warn(TAG, e.code, e.message);
     emitter.emit('error', e);
   };
 
@@ -201,17 +196,7 @@ export function createAnalytics() {
         fellBack = true;
       },
     });
-    const scheduler = createScheduler({
-      queue,
-      tabs,
-      url: r.url,
-      writeKey,
-      flushAt: r.flushAt,
-      flushInterval: r.flushInterval,
-      report,
-      emit: emitter.emit,
-      log,
-    });
+    const scheduler = createScheduler({ ...r, queue, tabs, writeKey, report, emit: emitter.emit, log });
     const identity = createIdentity({ storage: options.storage, cookie: options.cookie });
     const env = readEnvironment();
     tabs.enter();
@@ -242,14 +227,16 @@ export function createAnalytics() {
     waitingForLoad.splice(0).forEach((f) => f());
   }
 
+  const track: TrackFn = (event, props, options, cb) => invoke('track', [event, props, options, cb]);
+  const userId = () => core?.identity.userId() ?? null;
   const api = {
     load,
     reset: () => whenLoaded((c) => (c.identity.reset(), emitter.emit('reset'))),
     setAnonymousId: (id: string) => whenLoaded((c) => id && c.identity.setAnonymousId(String(id))),
     user: () => ({
-      id: () => (core ? core.identity.userId() : null),
-      anonymousId: () => (core ? core.identity.anonymousId() : ''),
-      traits: () => (core ? core.identity.traits() : {}),
+      id: userId,
+      anonymousId: () => core?.identity.anonymousId() ?? '',
+      traits: () => core?.identity.traits() ?? {},
     }),
     ready: (cb) =>
       new Promise<void>((res) => whenLoaded((c) => c.ready.then(res))).then(() => safely(cb)),
@@ -258,16 +245,12 @@ export function createAnalytics() {
     off: emitter.off,
     debug: (on = true) => void (debugOn = !!on),
     ecommerce: createEcommerce({
-      track: (event, props, options, cb) => invoke('track', [event, props, options, cb]),
+      track,
       isDebug: () => debugOn,
-      warn: (t) => console.warn('[svc-analytics]', t),
+      warn: (t) => console.warn(TAG, t),
     }),
-    semantic: createSemantic({
-      track: (event, props, options, cb) => invoke('track', [event, props, options, cb]),
-      userId: () => (core ? core.identity.userId() : null),
-      report,
-    }),
-      initialized: false,
+    semantic: createSemantic({ track, userId, report }),
+    initialized: false,
     VERSION: '__VERSION__',
   } as Analytics; // the six call methods are added below, from EVENT_ARGS
   /** Replays a call the snippet recorded (`ecommerce.orderCompleted` style names included) with its page and time. */

@@ -8,3 +8,10 @@ export function analyticsError(code: ErrorCode, message: string, messageIds?: st
   if (messageIds) e.messageIds = messageIds;
   return e;
 }
+
+/** A rejected promise the caller may ignore without an unhandled rejection (the catch marks it handled; `await` still throws). */
+export function refused<T>(e: unknown): Promise<T> {
+  const p = Promise.reject(e);
+  p.catch(() => {});
+  return p;
+}

@@ -1,5 +1,5 @@
 import type { AnalyticsError, CallOptions, CallResult, Callback } from './types';
-import { analyticsError } from './errors';
+import { analyticsError, refused } from './errors';
 import { helperName, type CustomProperties, type TrackFn } from './ecommerce';
 
 /** A device of `Device Created or Updated` and `Device Deleted`. */
@@ -111,10 +111,7 @@ export function createSemantic(deps: {
       );
       if (deps.report) deps.report(error);
       if (callback) callback(error);
-      const refused = Promise.reject(error);
-      // Marks the promise handled, so a caller who ignores it gets no unhandled rejection; `await` still throws.
-      refused.catch(() => {});
-      return refused;
+      return refused(error);
     };
   });
   return helpers as unknown as SemanticHelpers;
