@@ -187,12 +187,12 @@ export function createAnalytics() {
         report(
           analyticsError(
             reason == 'expired' ? 'expired' : 'queue_overflow',
-            `${ids.length} queued message(s) dropped: ${reason == 'expired' ? 'older than the queue allows' : 'the queue is full'}`,
+            `${ids.length} queued message(s) dropped: ${reason == 'expired' ? 'too old' : 'queue full'}`,
             ids,
           ),
         ),
       fallback: (e) => {
-        if (!fellBack) log('IndexedDB is unusable; the queue lives in memory for this page', e);
+        if (!fellBack) log('IndexedDB unusable; queue kept in memory', e);
         fellBack = true;
       },
     });

@@ -41,7 +41,7 @@ export function normalise(type: MessageType, args: unknown[]): NormalisedCall {
   let fields: JSONObject;
   if (type == 'track') {
     const event = strings[0];
-    if (!event || !event.trim()) bad('an event name (a non-empty string) is required');
+    if (!event || !event.trim()) bad('a non-empty event name is required');
     fields = { event, properties: p };
   } else if (type == 'page' || type == 'screen') {
     const [category, name] = strings.length > 1 ? strings : [undefined, strings[0]];
@@ -55,7 +55,7 @@ export function normalise(type: MessageType, args: unknown[]): NormalisedCall {
     if (!strings[0]) bad('a groupId (string) is required');
     fields = { groupId: strings[0], traits: p };
     if (opts.objectTypeId != null) {
-      if (!/^\d+$/.test(String(opts.objectTypeId))) bad('options.objectTypeId must be a string holding an integer');
+      if (!/^\d+$/.test(String(opts.objectTypeId))) bad('options.objectTypeId must hold an integer');
       fields.objectTypeId = String(opts.objectTypeId);
     }
   } else {

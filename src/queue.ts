@@ -53,7 +53,7 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
   } catch {
     // indexedDB present but throws on access (some privacy modes)
   }
-  if (!store) events.fallback(new Error('IndexedDB is not available'));
+  if (!store) events.fallback(new Error('no IndexedDB'));
 
   // Never rejects: any IndexedDB failure (including a synchronous throw from `indexedDB.open`) moves us to memory.
   const persist = <T>(op: (s: UseStore) => Promise<T>): Promise<T | void> =>

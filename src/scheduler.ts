@@ -109,7 +109,7 @@ export function createScheduler(d: SchedulerDeps) {
     d.report(
       analyticsError(
         'delivery_rejected',
-        `the API refused ${ids.length == 1 ? 'message ' + ids[0] : ids.length + ' messages'} with status ${answer.status}; dropped`,
+        `status ${answer.status}: the API refused ${ids.length} message(s); dropped`,
         ids,
       ),
     );

@@ -83,6 +83,6 @@ export function check<T>(message: T, limit = MESSAGE_LIMIT): Checked<T> | Analyt
   }
   const bytes = byteLength(JSON.stringify(value));
   if (bytes > limit)
-    return analyticsError('message_too_large', `message is ${bytes} bytes serialised; the limit is ${limit}`, [value.messageId]);
+    return analyticsError('message_too_large', `message is ${bytes} bytes, over the ${limit} limit`, [value.messageId]);
   return { value, bytes };
 }
