@@ -223,7 +223,9 @@ export function createAnalytics() {
     });
     // After the snippet's recorded calls have been replayed (synchronously, right after load), so order holds.
     if (options.trackPageViews)
-      Promise.resolve().then(() => trackPageViews((page) => void (page[0] != pagedUrl && invoke('page', [], page))));
+      Promise.resolve().then(() => {
+        trackPageViews((page) => void (page[0] != pagedUrl && invoke('page', [], page)));
+      });
     waitingForLoad.splice(0).forEach((f) => f());
   }
 

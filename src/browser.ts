@@ -19,7 +19,7 @@ function takeOver() {
   const calls: Recorded[] = Array.isArray(stub) ? stub.splice(0) : [];
   w.analytics = api;
   // Pages that kept a reference to the stub array keep working: it gets the real methods too.
-  if (stub) for (const k of Object.keys(api)) stub[k] = (api as any)[k];
+  if (stub) Object.assign(stub, api);
   const load = calls.find((c) => c[0] == 'load');
   if (load) api.load(...(load[1] as [string]));
   for (const c of calls) if (c[0] != 'load') replay(c[0], c[1], c[2], c[3]);

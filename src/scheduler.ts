@@ -40,7 +40,8 @@ export function createScheduler(d: SchedulerDeps) {
   const offline = () => !navigator.onLine;
   const waiting = () => d.queue.list().filter((r) => !inflight.has(r.id));
   const arm = (ms: number) => {
-    const at = Date.now() + Math.max(0, ms);
+    ms = Math.max(0, ms);
+    const at = Date.now() + ms;
     if (timer && due <= at) return;
     clearTimeout(timer);
     due = at;
@@ -48,7 +49,7 @@ export function createScheduler(d: SchedulerDeps) {
       timer = undefined;
       due = Infinity;
       flush(false);
-    }, Math.max(0, ms));
+    }, ms);
   };
   // Runs after every call, so it stays O(1): the oldest record decides the interval.
   const plan = () => {
