@@ -42,9 +42,9 @@ export async function post(url: string, writeKey: string, body: string, bytes: n
  */
 export function beacon(url: string, body: string): boolean {
   try {
-    if (navigator.sendBeacon) return navigator.sendBeacon(url, body);
+    return navigator.sendBeacon(url, body);
   } catch {
-    // refused (quota) or unavailable: try keepalive fetch
+    // refused (quota) or unavailable (a TypeError): try keepalive fetch
   }
   try {
     fetch(url, { method: 'POST', body, keepalive: true, credentials: 'omit', headers: { 'Content-Type': 'text/plain' } }).catch(() => {});
