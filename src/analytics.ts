@@ -200,7 +200,8 @@ export function createAnalytics() {
     const identity = createIdentity({ storage: options.storage, cookie: options.cookie });
     const env = readEnvironment();
     tabs.enter();
-    const adopt = () => tabs.orphans().then(queue.adopt).catch((e) => log('could not read the stored queue', e));
+    // Under the tabs' lock, so two tabs never adopt the same orphan.
+    const adopt = () => tabs.exclusive(() => tabs.orphans().then(queue.adopt)).catch((e) => log('could not read the stored queue', e));
     const ready = adopt().then(() => {
       log('ready');
       emitter.emit('ready');

@@ -161,7 +161,9 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
       const all = ((await persist((s) => values<QueueRecord>(s))) || []).filter((r) => r && r.id && r.message);
       const now = Date.now();
       const mine = new Set(records.map((r) => r.id));
-      const adopted = all.filter((r) => !mine.has(r.id) && (r.owner == owner || isOrphan(r)));
+      // Only orphans: this tab's own records live in memory, which is authoritative. One of ours read here may be
+      // one just delivered whose delete has not committed yet; taking it back would send it twice.
+      const adopted = all.filter((r) => !mine.has(r.id) && r.owner != owner && isOrphan(r));
       if (!adopted.length) return;
       for (const r of adopted) {
         r.owner = owner;
