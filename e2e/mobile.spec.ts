@@ -119,9 +119,11 @@ test('page hidden: queued events leave at once by beacon (write key in the body)
     const hiddenAt = Date.now();
     await setVisibility(page, 'hidden');
     await cdp.send('Page.setWebLifecycleState', { state: 'frozen' });
-    const sent = await collector.waitFor(3, { type: 'track' }, 5000);
+    // flushInterval is 60 s, so arriving well within it proves the page-hidden path (15 s of margin for a loaded,
+    // 4x-throttled machine).
+    const sent = await collector.waitFor(3, { type: 'track' }, 15000);
     expect(sent.map((m) => m.event)).toEqual(['Hidden 1', 'Hidden 2', 'Hidden 3']);
-    expect(Date.now() - hiddenAt).toBeLessThan(5000);
+    expect(Date.now() - hiddenAt).toBeLessThan(15000);
     const beaconReqs = (await collector.requests()).filter((r) => r.path === '/v1/batch');
     expect(beaconReqs).toHaveLength(1);
     expect(beaconReqs[0]).toMatchObject({ status: 200, auth: 'body' });
@@ -136,7 +138,7 @@ test('page hidden: queued events leave at once by beacon (write key in the body)
       await a.track('After Resume', { n: 4 });
       await a.flush();
     });
-    await collector.waitFor(1, { event: 'After Resume' }, 10000);
+    expect(await collector.waitFor(1, { event: 'After Resume' }, 15000)).toHaveLength(1);
     // Another flush and a moment for anything re-queued by the resume (adoption of stored records) to show up.
     await page.evaluate(() => (window as any).analytics.flush());
     await page.waitForTimeout(300);
