@@ -69,7 +69,7 @@ interface Core {
 
 /**
  * Creates an instance: usable at once (calls before `load` wait for it), wired call → context → validate →
- * queue → scheduler (batch, deliver, retry). `invoke` replays a recorded call with its page and time.
+ * queue → scheduler (batch, deliver, retry). `replay` runs a call the snippet recorded, with its page and time.
  */
 export function createAnalytics() {
   const emitter = createEmitter();
@@ -278,8 +278,8 @@ export function createAnalytics() {
 export const AnalyticsBrowser = {
   load(settings: BrowserSettings, options?: LoadOptions): Analytics {
     const { api } = createAnalytics();
-    // On a server (SSR) nothing loads and no browser global is touched; calls are refused with `not_loaded`.
-    if (typeof window != 'undefined') api.load(settings && settings.writeKey, options);
+    // On a server (SSR) `load` does nothing and touches no browser global; calls are refused with `not_loaded`.
+    api.load(settings && settings.writeKey, options);
     return api;
   },
 };
