@@ -118,6 +118,92 @@ function extractMessages(kind, body) {
 
 const jsonBytes = (value) => Buffer.byteLength(JSON.stringify(value), 'utf8');
 
+const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:Z|[+-](\d{2}):(\d{2}))$/;
+const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/**
+ * True for an RFC 3339 date-time that names a real instant: `YYYY-MM-DDTHH:MM:SS(.fff)?(Z|±HH:MM)`
+ * with a 4-digit year. Date.parse alone is both too broad (extended years such as +275760-09-13,
+ * free-form text) and too lenient (V8 takes 2024-02-30 and 24:00), so the fields are checked too.
+ * @param {unknown} value
+ */
+export function isIsoDateTime(value) {
+  const m = typeof value === 'string' ? ISO_DATE_TIME.exec(value) : null;
+  if (!m) return false;
+  // A `Z` leaves the offset groups undefined: offset 00:00.
+  const [year, month, day, hour, minute, second, offsetHours, offsetMinutes] = m.slice(1).map((d) => Number(d ?? 0));
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  const days = month === 2 && leap ? 29 : MONTH_DAYS[month - 1];
+  return day >= 1 && day <= days && hour < 24 && minute < 60 && second < 60
+    && offsetHours < 24 && offsetMinutes < 60 && Number.isFinite(Date.parse(value));
+}
+
+/** A value as a problem text quotes it: JSON, cut short. */
+function shown(value) {
+  if (value === undefined) return 'nothing';
+  const text = JSON.stringify(value);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+/**
+ * What the service refuses in one message (spec 000 sections 2.3-2.5; CONTRACT section 4): a list of
+ * `{ field, problem }`, empty for a message it processes. "Present" means the key is there, so a
+ * JSON `null` where a string or an object belongs is malformed too.
+ * @param {Record<string, unknown>} m
+ * @returns {{ field: string, problem: string }[]}
+ */
+export function messageProblems(m) {
+  const problems = [];
+  const bad = (field, problem, value) => problems.push({ field, problem: `${problem} (got ${shown(value)})` });
+  const isId = (v) => typeof v === 'string' && v !== '';
+  if (!MESSAGE_TYPES.includes(m.type)) bad('type', `must be one of ${MESSAGE_TYPES.join(', ')}`, m.type);
+  if (!isId(m.messageId)) bad('messageId', 'must be a non-empty string', m.messageId);
+  if (!isIsoDateTime(m.timestamp)) bad('timestamp', 'must be an ISO 8601 date-time such as 2024-05-01T12:00:00.000Z', m.timestamp);
+  if (m.sentAt !== undefined && !isIsoDateTime(m.sentAt)) bad('sentAt', 'must be an ISO 8601 date-time', m.sentAt);
+  const ids = ['userId', 'anonymousId'].filter((k) => m[k] !== undefined);
+  for (const k of ids) if (typeof m[k] !== 'string') bad(k, 'must be a string', m[k]);
+  if (ids.every((k) => typeof m[k] === 'string') && !ids.some((k) => isId(m[k]))) {
+    bad('userId', '(or anonymousId) is required as a non-empty string', m.userId ?? m.anonymousId);
+  }
+  if (m.integrations !== undefined) {
+    if (!isObject(m.integrations)) bad('integrations', 'must be an object mapping destination names to booleans', m.integrations);
+    else for (const [name, on] of Object.entries(m.integrations)) {
+      if (typeof on !== 'boolean') bad(`integrations.${name}`, 'must be a boolean (spec 000 section 2.3)', on);
+    }
+  }
+  for (const k of ['context', 'properties', 'traits']) if (m[k] !== undefined && !isObject(m[k])) bad(k, 'must be an object', m[k]);
+  if (m.type === 'track' && !isId(m.event)) bad('event', 'is required on a track: a non-empty string', m.event);
+  if (m.type === 'group' && typeof m.groupId !== 'string') bad('groupId', 'is required on a group: a string', m.groupId);
+  if (m.objectTypeId !== undefined && !(typeof m.objectTypeId === 'string' && /^-?\d+$/.test(m.objectTypeId))) {
+    bad('objectTypeId', 'must be a string holding an integer', m.objectTypeId);
+  }
+  return problems;
+}
+
+/** How a problem text names message `index` of a request: its place and its messageId. */
+function messageName(kind, index, m) {
+  const place = kind === 'batch' ? `batch[${index}]` : 'message';
+  return `${place} (${m.messageId === undefined ? 'no messageId' : `messageId ${shown(m.messageId)}`})`;
+}
+
+/**
+ * Every malformed part of a well-shaped request: the body's `sentAt`, then each message's problems.
+ * @returns {{ index: number|null, messageId: unknown, field: string, problem: string, text: string }[]}
+ */
+export function requestProblems(kind, body, messages) {
+  const found = [];
+  if (kind === 'batch' && body.sentAt !== undefined && !isIsoDateTime(body.sentAt)) {
+    const problem = `must be an ISO 8601 date-time (got ${shown(body.sentAt)})`;
+    found.push({ index: null, messageId: null, field: 'sentAt', problem, text: `body: sentAt ${problem}` });
+  }
+  messages.forEach((m, index) => {
+    for (const { field, problem } of messageProblems(m)) {
+      found.push({ index, messageId: m.messageId ?? null, field, problem, text: `${messageName(kind, index, m)}: ${field} ${problem}` });
+    }
+  });
+  return found;
+}
+
 function emptyStats() {
   return { requests: 0, messages: 0, bytes: 0, retries: 0, rejected: 0, overLimit: 0, faults: 0 };
 }
@@ -274,6 +360,7 @@ function createIngest(ctx) {
       fault: null,
       aborted: false,
       error: null,
+      malformed: [],
       durationMs: null,
       messageIds: [],
       messages: [],
@@ -294,7 +381,7 @@ function createIngest(ctx) {
     state.stats.retries += rec.retryOf.length;
   }
 
-  /** Decides the answer: injected faults, readable JSON, auth, body size, shape, poison, message size. */
+  /** Decides the answer: injected faults, readable JSON, auth, body size, shape, poison, message size, malformed messages. */
   async function decide(kind, req, rec, body, parsed, clientGone) {
     // Noted before anything can fail, so a later re-delivery is recognised as a retry.
     const messages = parsed.ok ? extractMessages(kind, parsed.value) : null;
@@ -326,6 +413,12 @@ function createIngest(ctx) {
       return { status: poison.status, error: `poisoned event "${poison.event}"` };
     }
     if (messages.some((m) => jsonBytes(m) > MESSAGE_LIMIT)) return { status: 200, overLimit: 'message' };
+    // The whole request is refused for one bad message: the service accepts nothing from it.
+    const problems = requestProblems(kind, parsed.value, messages);
+    if (problems.length) {
+      const more = problems.length > 1 ? ` (and ${problems.length - 1} more: see "malformed" in /_/requests)` : '';
+      return { status: 400, error: `malformed ${problems[0].text}${more}`, malformed: problems };
+    }
     return { status: 200, accept: messages };
   }
 
@@ -361,6 +454,7 @@ function createIngest(ctx) {
     rec.status = outcome.status;
     rec.overLimit = outcome.overLimit || false;
     rec.error = outcome.error || null;
+    rec.malformed = outcome.malformed || [];
     rec.aborted = outcome.status === 0;
     if (outcome.accept) await accept(rec, outcome.accept);
     rec.durationMs = Date.now() - rec.at;

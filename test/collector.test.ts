@@ -291,7 +291,7 @@ describe('collector', () => {
 
   it('accepts the single-message endpoints, setting type from the path', async () => {
     for (const type of ['identify', 'track', 'page', 'screen', 'group', 'alias']) {
-      const { type: _drop, ...body } = msg({ userId: 'u1' });
+      const { type: _drop, ...body } = msg({ userId: 'u1', groupId: 'g1' });
       const res = await post(`/v1/${type}`, JSON.stringify(body));
       expect(res.status).toBe(200);
     }
@@ -304,6 +304,114 @@ describe('collector', () => {
     expect((await get('/_/requests')).at(-1).overLimit).toBe('message');
     expect((await post('/v1/nope', '{}')).status).toBe(404);
     expect((await request(collector.url + '/v1/batch')).status).toBe(405);
+  });
+
+  describe('malformed messages', () => {
+    const cases: [string, string, Record<string, unknown>][] = [
+      ['type not a call type', 'type', { type: 'purchase' }],
+      ['type missing', 'type', { type: undefined }],
+      ['messageId missing', 'messageId', { messageId: undefined }],
+      ['messageId not a string', 'messageId', { messageId: 42 }],
+      ['timestamp missing', 'timestamp', { timestamp: undefined }],
+      ['timestamp garbage', 'timestamp', { timestamp: 'yesterday' }],
+      ['timestamp with an extended year', 'timestamp', { timestamp: '+275760-09-13T00:00:00.000Z' }],
+      ['timestamp of a day that does not exist', 'timestamp', { timestamp: '2023-02-29T10:00:00.000Z' }],
+      ['timestamp at 24:00', 'timestamp', { timestamp: '2024-05-01T24:00:00Z' }],
+      ['timestamp without a zone', 'timestamp', { timestamp: '2024-05-01T12:00:00' }],
+      ['timestamp with a space for T', 'timestamp', { timestamp: '2024-05-01 12:00:00Z' }],
+      ['timestamp as unix seconds', 'timestamp', { timestamp: 1714564800 }],
+      ['no userId and no anonymousId', 'userId', { anonymousId: undefined }],
+      ['empty anonymousId and no userId', 'userId', { anonymousId: '' }],
+      ['userId not a string', 'userId', { userId: 42 }],
+      ['anonymousId null', 'anonymousId', { anonymousId: null, userId: 'u1' }],
+      ['integrations a string', 'integrations', { integrations: 'all' }],
+      ['integrations an array', 'integrations', { integrations: [] }],
+      ['integrations value a string', 'integrations.Amplitude', { integrations: { All: true, Amplitude: 'yes' } }],
+      ['integrations value an object', 'integrations.Amplitude', { integrations: { Amplitude: { session_id: 1 } } }],
+      ['context an array', 'context', { context: [] }],
+      ['properties a string', 'properties', { properties: 'x' }],
+      ['traits null', 'traits', { type: 'identify', userId: 'u1', traits: null }],
+      ['track without event', 'event', { event: undefined }],
+      ['track with an empty event', 'event', { event: '' }],
+      ['track with a number event', 'event', { event: 5 }],
+      ['group without groupId', 'groupId', { type: 'group', event: undefined }],
+      ['group with a number groupId', 'groupId', { type: 'group', groupId: 7 }],
+      ['objectTypeId a number', 'objectTypeId', { type: 'group', groupId: 'g1', objectTypeId: 1 }],
+      ['objectTypeId not an integer', 'objectTypeId', { type: 'group', groupId: 'g1', objectTypeId: '1.5' }],
+      ['sentAt on the message not a date-time', 'sentAt', { sentAt: 'now' }],
+    ];
+
+    for (const [label, field, change] of cases) {
+      it(`answers 400 and accepts nothing from the request: ${label}`, async () => {
+        const good = msg();
+        const bad = msg(change);
+        const res = await post('/v1/batch', batchBody([good, bad]));
+        expect(res.status).toBe(400);
+        const { error } = res.json();
+        expect(error).toContain('batch[1]');
+        expect(error).toContain(typeof bad.messageId === 'string' ? `messageId "${bad.messageId}"` : bad.messageId === undefined ? 'no messageId' : `messageId ${bad.messageId}`);
+        expect(error).toContain(`: ${field} `);
+        expect(await get('/_/messages')).toEqual([]);
+        const [rec] = await get('/_/requests');
+        expect(rec).toMatchObject({ status: 400, error, overLimit: false });
+        expect(rec.malformed).toEqual([expect.objectContaining({ index: 1, field })]);
+        expect(await get('/_/stats')).toMatchObject({ messages: 0, rejected: 1 });
+      });
+    }
+
+    it('refuses a batch whose sentAt is not a date-time, naming the body', async () => {
+      for (const sentAt of ['2024-05-01', null, 'soon', '+275760-09-13T00:00:00.000Z']) {
+        const res = await post('/v1/batch', batchBody([msg()], { sentAt }));
+        expect(res.status).toBe(400);
+        expect(res.json().error).toMatch(/^malformed body: sentAt /);
+      }
+      expect(await get('/_/messages')).toEqual([]);
+      expect((await get('/_/stats')).rejected).toBe(4);
+    });
+
+    it('refuses a malformed single-message body, with the type taken from the path', async () => {
+      const { type: _t, ...group } = msg({ event: undefined });
+      const noGroupId = await post('/v1/group', JSON.stringify(group));
+      expect(noGroupId.status).toBe(400);
+      expect(noGroupId.json().error).toBe(`malformed message (messageId "${group.messageId}"): groupId is required on a group: a string (got nothing)`);
+      const { type: _u, ...track } = msg({ timestamp: 'garbage', sentAt: 'later' });
+      const twoProblems = await post('/v1/track', JSON.stringify(track));
+      expect(twoProblems.status).toBe(400);
+      expect(twoProblems.json().error).toContain('timestamp must be an ISO 8601 date-time');
+      expect(twoProblems.json().error).toContain('and 1 more');
+      const rec = (await get('/_/requests')).at(-1);
+      expect(rec.malformed.map((p: any) => [p.index, p.messageId, p.field])).toEqual([[0, track.messageId, 'timestamp'], [0, track.messageId, 'sentAt']]);
+      expect(await get('/_/messages')).toEqual([]);
+    });
+
+    it('still accepts every well-formed call type, optional fields included', async () => {
+      const valid = [
+        msg({ integrations: { All: false, Amplitude: true }, context: { library: { name: 'x', version: '1' } }, properties: {}, timestamp: '2024-05-01T12:00:00+05:30', sentAt: '2024-05-01T06:30:00.1Z' }),
+        msg({ type: 'identify', event: undefined, userId: 'u1', anonymousId: undefined, traits: { email: 'a@b.c' } }),
+        msg({ type: 'page', event: undefined, name: 'Home', properties: { path: '/' }, timestamp: '2024-02-29T23:59:59.999Z' }),
+        msg({ type: 'screen', event: undefined, userId: 'u1', anonymousId: '' }),
+        msg({ type: 'group', event: undefined, groupId: 'g1', objectTypeId: '2', traits: {} }),
+        msg({ type: 'group', event: undefined, groupId: '' }),
+        msg({ type: 'alias', event: undefined, userId: 'u2', previousId: 'u1' }),
+      ];
+      const res = await post('/v1/batch', batchBody(valid));
+      expect(res.status).toBe(200);
+      expect((await get('/_/messages')).map((m: any) => m.messageId)).toEqual(valid.map((m) => m.messageId));
+      const [rec] = await get('/_/requests');
+      expect(rec).toMatchObject({ status: 200, error: null, malformed: [] });
+    });
+
+    it('answers faults, auth and size limits before judging the messages', async () => {
+      const bad = () => msg({ timestamp: 'garbage' });
+      expect((await post('/v1/batch', batchBody([bad()]), { 'Content-Type': 'application/json', Authorization: basic('nope') })).status).toBe(401);
+      expect((await post('/v1/batch', batchBody([bad(), messageOfSize(MESSAGE_LIMIT + 1)]))).status).toBe(200);
+      expect((await post('/v1/batch', batchBody([bad(), ...Array.from({ length: 17 }, () => messageOfSize(30000))]))).status).toBe(200);
+      await setFault({ status: 503, times: 1 });
+      expect((await post('/v1/batch', batchBody([bad()]))).status).toBe(503);
+      const reqs = await get('/_/requests');
+      expect(reqs.map((r: any) => [r.status, r.overLimit, r.malformed.length])).toEqual([[401, false, 0], [200, 'message', 0], [200, 'batch', 0], [503, false, 0]]);
+      expect(await get('/_/messages')).toEqual([]);
+    });
   });
 
   it('filters /_/messages and waits for ?min', async () => {
