@@ -205,7 +205,7 @@ export function requestProblems(kind, body, messages) {
 }
 
 function emptyStats() {
-  return { requests: 0, messages: 0, bytes: 0, retries: 0, rejected: 0, overLimit: 0, faults: 0 };
+  return { requests: 0, messages: 0, bytes: 0, retries: 0, rejected: 0, overLimit: 0, faults: 0, violations: 0 };
 }
 
 function createState() {
@@ -361,6 +361,7 @@ function createIngest(ctx) {
       aborted: false,
       error: null,
       malformed: [],
+      violation: null,
       durationMs: null,
       messageIds: [],
       messages: [],
@@ -380,6 +381,11 @@ function createIngest(ctx) {
     for (const id of rec.messageIds) state.seen.add(id);
     state.stats.retries += rec.retryOf.length;
   }
+
+  // Outcomes that are violations: what a correct client never sends.
+  const malformed = (error, problems = []) => ({ status: 400, error, malformed: problems, violation: { kind: 'malformed', reason: error } });
+  // The service answers 200 to an over-limit request and drops it, so only the record says why.
+  const overLimit = (which, reason) => ({ status: 200, overLimit: which, violation: { kind: 'over-limit', reason: `${reason} (answered 200, dropped)` } });
 
   /** Decides the answer: injected faults, readable JSON, auth, body size, shape, poison, message size, malformed messages. */
   async function decide(kind, req, rec, body, parsed, clientGone) {
@@ -403,21 +409,31 @@ function createIngest(ctx) {
     }
     const bodyLimit = kind === 'batch' ? BATCH_LIMIT : MESSAGE_LIMIT;
     const overBody = body.bytes > bodyLimit;
-    if (!parsed.ok && !overBody) return { status: 400, error: 'body is not valid JSON' };
-    if (!auth.ok) return { status: 401, error: auth.auth === 'none' ? 'missing write key' : 'invalid write key' };
-    if (overBody) return { status: 200, overLimit: kind === 'batch' ? 'batch' : 'message' };
-    if (!messages) return { status: 400, error: kind === 'batch' ? 'body must be an object with a "batch" array of objects' : 'body must be a JSON object' };
+    if (!parsed.ok && !overBody) return malformed('body is not valid JSON');
+    if (!auth.ok) {
+      const error = auth.auth === 'none' ? 'missing write key' : 'invalid write key';
+      return { status: 401, error, violation: { kind: 'auth', reason: error } };
+    }
+    if (overBody) {
+      const which = kind === 'batch' ? 'batch' : 'message';
+      return overLimit(which, `body of ${body.bytes} bytes is over the ${bodyLimit}-byte ${which} limit`);
+    }
+    if (!messages) return malformed(kind === 'batch' ? 'body must be an object with a "batch" array of objects' : 'body must be a JSON object');
     const poison = state.fault.poison;
     if (poison && messages.some((m) => m.event === poison.event)) {
       rec.fault = 'poison';
       return { status: poison.status, error: `poisoned event "${poison.event}"` };
     }
-    if (messages.some((m) => jsonBytes(m) > MESSAGE_LIMIT)) return { status: 200, overLimit: 'message' };
+    const big = messages.findIndex((m) => jsonBytes(m) > MESSAGE_LIMIT);
+    if (big >= 0) {
+      const m = messages[big];
+      return overLimit('message', `${messageName(kind, big, m)} is ${jsonBytes(m)} bytes, over the ${MESSAGE_LIMIT}-byte message limit`);
+    }
     // The whole request is refused for one bad message: the service accepts nothing from it.
     const problems = requestProblems(kind, parsed.value, messages);
     if (problems.length) {
       const more = problems.length > 1 ? ` (and ${problems.length - 1} more: see "malformed" in /_/requests)` : '';
-      return { status: 400, error: `malformed ${problems[0].text}${more}`, malformed: problems };
+      return malformed(`malformed ${problems[0].text}${more}`, problems);
     }
     return { status: 200, accept: messages };
   }
@@ -434,6 +450,7 @@ function createIngest(ctx) {
     if (outcome.overLimit) state.stats.overLimit += 1;
     if (rec.fault && rec.fault !== 'slow') state.stats.faults += 1;
     if (outcome.status >= 400) state.stats.rejected += 1;
+    if (outcome.violation) state.stats.violations += 1;
   }
 
   function logLine(rec) {
@@ -455,6 +472,7 @@ function createIngest(ctx) {
     rec.overLimit = outcome.overLimit || false;
     rec.error = outcome.error || null;
     rec.malformed = outcome.malformed || [];
+    rec.violation = outcome.violation || null;
     rec.aborted = outcome.status === 0;
     if (outcome.accept) await accept(rec, outcome.accept);
     rec.durationMs = Date.now() - rec.at;
@@ -523,6 +541,7 @@ function createApi(ctx) {
     const key = `${req.method} ${route}`;
     switch (key) {
       case 'GET /_/requests': return sendJson(res, req, 200, state.requests);
+      case 'GET /_/violations': return sendJson(res, req, 200, state.requests.filter((r) => r.violation));
       case 'GET /_/messages': return sendJson(res, req, 200, await waitForMessages(url.searchParams));
       case 'GET /_/stats': return sendJson(res, req, 200, state.stats);
       case 'GET /_/fault': return sendJson(res, req, 200, state.fault);

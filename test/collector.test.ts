@@ -285,7 +285,7 @@ describe('collector', () => {
     expect(res.status).toBe(200);
     expect(await get('/_/requests')).toEqual([]);
     expect(await get('/_/messages')).toEqual([]);
-    expect(await get('/_/stats')).toMatchObject({ requests: 0, messages: 0, bytes: 0, retries: 0 });
+    expect(await get('/_/stats')).toMatchObject({ requests: 0, messages: 0, bytes: 0, retries: 0, violations: 0 });
     expect(await get('/_/fault')).toEqual({ status: null, delay: null, poison: null });
   });
 
@@ -412,6 +412,46 @@ describe('collector', () => {
       expect(reqs.map((r: any) => [r.status, r.overLimit, r.malformed.length])).toEqual([[401, false, 0], [200, 'message', 0], [200, 'batch', 0], [503, false, 0]]);
       expect(await get('/_/messages')).toEqual([]);
     });
+  });
+
+  it('lists over-limit, bad-auth and malformed requests in /_/violations, with the reason', async () => {
+    const json = { 'Content-Type': 'application/json', Authorization: basic(KEY) };
+    await post('/v1/batch', batchBody([msg()]));
+    await setFault({ status: 503, times: 1 });
+    await post('/v1/batch', batchBody([msg()]));
+    await setFault({ poisonEvent: 'Bad Event' });
+    await post('/v1/batch', batchBody([msg({ event: 'Bad Event' })]));
+    await setFault({});
+    expect(await get('/_/violations')).toEqual([]);
+    expect((await get('/_/stats')).violations).toBe(0);
+
+    const big = messageOfSize(MESSAGE_LIMIT + 1);
+    await post('/v1/batch', batchBody(Array.from({ length: 17 }, () => messageOfSize(30000))));
+    await post('/v1/batch', batchBody([msg(), big]));
+    await post('/v1/batch', batchBody([msg()]), { ...json, Authorization: basic('nope') });
+    await post('/v1/batch', batchBody([msg()]), { 'Content-Type': 'application/json' });
+    await post('/v1/batch', '{nope', json);
+    await post('/v1/batch', JSON.stringify({ batch: [1] }), json);
+    const late = msg({ timestamp: 'garbage' });
+    await post('/v1/batch', batchBody([late]));
+    await post('/v1/batch', batchBody([msg()]));
+
+    const violations = await get('/_/violations');
+    expect(violations.map((r: any) => [r.status, r.violation.kind])).toEqual([
+      [200, 'over-limit'], [200, 'over-limit'], [401, 'auth'], [401, 'auth'], [400, 'malformed'], [400, 'malformed'], [400, 'malformed'],
+    ]);
+    const reasons = violations.map((r: any) => r.violation.reason);
+    expect(reasons[0]).toMatch(/^body of \d+ bytes is over the 500000-byte batch limit \(answered 200, dropped\)$/);
+    expect(reasons[1]).toBe(`batch[1] (messageId "${big.messageId}") is ${MESSAGE_LIMIT + 1} bytes, over the 32000-byte message limit (answered 200, dropped)`);
+    expect(reasons.slice(2, 6)).toEqual(['invalid write key', 'missing write key', 'body is not valid JSON', 'body must be an object with a "batch" array of objects']);
+    expect(reasons[6]).toContain(`batch[0] (messageId "${late.messageId}"): timestamp must be an ISO 8601 date-time`);
+    expect(violations[6].malformed).toHaveLength(1);
+    expect(await get('/_/stats')).toMatchObject({ requests: 11, violations: 7, overLimit: 2, faults: 2 });
+    expect((await get('/_/requests')).filter((r: any) => r.violation === null)).toHaveLength(4);
+
+    await post('/_/reset', '', {});
+    expect(await get('/_/violations')).toEqual([]);
+    expect((await get('/_/stats')).violations).toBe(0);
   });
 
   it('filters /_/messages and waits for ?min', async () => {
