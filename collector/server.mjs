@@ -1,5 +1,56 @@
-// Local imitation of the Data Pipelines API (spec 000 sections 4.1, 5, 7, 8) with a test and
+// Local imitation of the Data Pipelines API (spec 000 sections 2.3-2.5, 4.1, 5, 7, 8) with a test and
 // inspector API under /_/. Node built-ins only, so `npx svc-analytics collector` needs nothing else.
+//
+// Ingestion
+//   POST /v1/batch  {"batch": [message, ...], "sentAt"?, "writeKey"?}
+//   POST /v1/{identify,track,page,screen,group,alias}  one message; `type` defaults to the path.
+//   Auth: an Authorization header must be `Basic base64(writeKey + ":")`; without one, the body's
+//   `writeKey` (beacons). Any key is accepted when the collector was started with writeKey null.
+//   Answered in this order (the first that applies wins; a request is accepted whole or not at all):
+//     1. injected faults (/_/fault): the delay, then the status;
+//     2. body not JSON (and not over the size limit) -> 400;
+//     3. missing or wrong write key -> 401;
+//     4. body over 500,000 bytes (batch) or 32,000 bytes (single endpoint) -> 200, dropped, overLimit;
+//     5. no "batch" array of objects / body not an object -> 400;
+//     6. a message whose event is the poisoned one (/_/fault) -> poisonStatus;
+//     7. a message over 32,000 bytes serialised -> 200, dropped, overLimit;
+//     8. a malformed message or body -> 400, `error` naming the messageId and the field (see
+//        messageProblems: type, messageId, timestamp, sentAt, userId/anonymousId, integrations of
+//        booleans, object context/properties/traits, track event, group groupId, objectTypeId);
+//     9. otherwise 200 {"success": true} and every message is accepted.
+//   Over-limit, auth and malformed outcomes are violations (see /_/violations). Faults and poison are not.
+//
+// Test API (JSON, CORS open, no auth; answered at once except /_/messages?min=N and /_/stream)
+//   GET  /_/messages    Accepted messages in arrival order, each with `_requestId` and `_receivedAt`.
+//                       Filters, exact string match on the message's field: type, event, name, userId,
+//                       anonymousId, messageId, groupId. `min=N` waits until at least N messages match
+//                       or `timeout` ms pass (default 5000, at most 30000), then answers what matches.
+//   GET  /_/requests    One record per ingestion request, oldest first (the last maxRequests): id, at,
+//                       method, path, status (0: the client left during an injected delay), bytes,
+//                       contentType, auth ('basic' | 'body' | 'none'), origin, overLimit (false |
+//                       'batch' | 'message'), fault (null | 'slow' | 'status' | 'poison'), aborted, error,
+//                       malformed ([{ index, messageId, field, problem, text }]; index null for the
+//                       body), violation (null | { kind: 'over-limit' | 'auth' | 'malformed', reason }),
+//                       durationMs, messageIds, messages (as received), retryOf (messageIds seen before).
+//   GET  /_/violations  The records of /_/requests whose `violation` is set: over a size limit, a missing
+//                       or wrong write key, or malformed. A correct client leaves it empty.
+//   GET  /_/stats       Counters since the last reset: requests, messages (accepted), bytes, retries,
+//                       rejected (answered >= 400), overLimit, faults (status and poison), violations.
+//   GET  /_/fault       The active faults: { status, delay, poison }, each null when off.
+//   POST /_/fault       Replaces all faults (`{}` clears them); 400 with `error` when a field is invalid.
+//                       status: HTTP status 200-599 to answer instead of processing;
+//                       times: positive integer, how many requests the status and the delay apply to
+//                         (each counted separately; default: until cleared);
+//                       retryAfter: seconds or an HTTP date, sent as Retry-After with `status`;
+//                       delayMs: 0-120000, wait before answering (a client that leaves meanwhile gets
+//                         nothing and nothing is accepted);
+//                       poisonEvent: answer every request carrying a message with this `event` with
+//                         poisonStatus (HTTP status, default 400), until cleared.
+//   POST /_/reset       Forgets requests, messages, counters and faults.
+//   GET  /_/stream      Server-Sent Events for the inspector: `snapshot` (recent requests, stats, fault,
+//                       info), then `request`, `stats`, `fault` and `reset`.
+//   GET  /_/info        { messageLimit, batchLimit, anyKey, logFile }.
+//   GET  /              The inspector page.
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
