@@ -115,7 +115,7 @@ test('calls made to the stub before load are replayed in order with their call-t
 
 test('every call type has the promised wire shape, and requests are authenticated JSON batches', async ({ page, site, collector }) => {
   const batches = captureBatches(page);
-  const integrations = { Amplitude: false, Custom: { opt: 1 } };
+  const integrations = { Amplitude: false, Custom: true };
   const url = site.page('/basic.html', {
     opts: JSON.stringify({ flushInterval: 100, integrations }),
     utm_campaign: 'spring',

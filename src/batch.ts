@@ -1,4 +1,5 @@
-import { BATCH_LIMIT } from './validate';
+import { BATCH_LIMIT, isoDate, quote, stringify } from './validate';
+import type { JSONValue, Message } from './types';
 
 /** Bytes of `{"batch":[],"sentAt":"2026-01-01T00:00:00.000Z","writeKey":""}` around the messages, plus slack. */
 export const BODY_OVERHEAD = 80;
@@ -25,9 +26,17 @@ export function planBatches<T extends { bytes: number }>(items: T[], limit = BAT
   return out;
 }
 
-/** The JSON request body for a group of messages; `writeKey` goes in the body only for headerless (page-exit) requests. */
-export function body(messages: unknown[], sentAt: Date, writeKey?: string): string {
-  const b: Record<string, unknown> = { batch: messages, sentAt: sentAt.toISOString() };
-  if (writeKey) b.writeKey = writeKey;
-  return JSON.stringify(b);
+/**
+ * The JSON request body for a group of messages, serialised by `stringify` (never by a page's JSON); `writeKey` goes
+ * in the body only for headerless (page-exit) requests.
+ */
+export function body(messages: Message[], sentAt: Date, writeKey?: string): string {
+  return (
+    '{"batch":[' +
+    messages.map((m) => stringify(m as JSONValue)).join(',') +
+    '],"sentAt":' +
+    quote(isoDate(sentAt)!) +
+    (writeKey ? ',"writeKey":' + quote(writeKey) : '') +
+    '}'
+  );
 }

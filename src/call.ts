@@ -34,9 +34,13 @@ export function normalise(type: MessageType, args: unknown[]): NormalisedCall {
   const bad = (what: string) => {
     throw analyticsError('invalid_arguments', `${type}: ${what}`);
   };
-  if (props != null && !isObj(props)) bad(`expected an object of ${type == 'track' || type == 'page' || type == 'screen' ? 'properties' : 'traits'}, got ${typeof props}`);
+  if (props != null && !isObj(props)) bad(`expected an object of ${type == 'alias' ? 'options' : type == 'track' || type == 'page' || type == 'screen' ? 'properties' : 'traits'}, got ${typeof props}`);
   if (options != null && !isObj(options)) bad(`expected an options object, got ${typeof options}`);
-  const opts = (options || {}) as CallOptions;
+  // alias(userId, previousId?, options?): the second "object" slot is options.
+  const opts = ((type == 'alias' ? props : options) || {}) as CallOptions;
+  for (const k of ['integrations', 'context'] as const)
+    if (opts[k] != null && !isObj(opts[k])) bad(`options.${k} must be an object`);
+  if (opts.anonymousId != null && !isStr(opts.anonymousId)) bad('options.anonymousId must be a string');
   const p = (props || {}) as JSONObject;
   let fields: JSONObject;
   if (type == 'track') {
@@ -59,11 +63,9 @@ export function normalise(type: MessageType, args: unknown[]): NormalisedCall {
       fields.objectTypeId = String(opts.objectTypeId);
     }
   } else {
-    // alias(userId, previousId?, options?): the second "object" slot is options.
     if (!strings[0]) bad('a userId (string) is required');
     fields = { userId: strings[0] };
     if (strings[1]) fields.previousId = strings[1];
-    return { fields, options: ((props as CallOptions) || {}), callback };
   }
   return { fields, options: opts, callback };
 }

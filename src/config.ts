@@ -23,6 +23,7 @@ export function batchUrl(apiHost?: string, region?: string): string {
 export function resolve(o: LoadOptions = {}) {
   const num = (v: unknown, d: number, min: number) => (typeof v == 'number' && v >= min ? v : d);
   const q = o.queue || {};
+  const integrations = Object.entries(o.integrations && typeof o.integrations == 'object' ? o.integrations : {});
   const bounds: QueueBounds = {
     maxCount: num(q.maxCount, DEFAULT_BOUNDS.maxCount, 1),
     maxBytes: num(q.maxBytes, DEFAULT_BOUNDS.maxBytes, 1),
@@ -32,7 +33,9 @@ export function resolve(o: LoadOptions = {}) {
     url: batchUrl(o.apiHost, o.region),
     flushAt: num(o.flushAt, DEFAULT_FLUSH_AT, 1),
     flushInterval: num(o.flushInterval, DEFAULT_FLUSH_INTERVAL, 0),
-    integrations: o.integrations || {},
+    // The API takes only booleans (spec 000 section 2.3): other values are left out, and named in `ignored`.
+    integrations: Object.fromEntries(integrations.filter(([, v]) => typeof v == 'boolean')),
+    ignored: integrations.filter(([, v]) => typeof v != 'boolean').map(([k]) => k),
     bounds,
   };
 }

@@ -19,9 +19,36 @@ export function byteLength(s: string): number {
   return encoder.encode(s).length;
 }
 
+// Taken when the bundle runs: a page that later replaces or extends these built-ins (old libraries such as
+// Prototype.js define `Array.prototype.toJSON`, polyfills replace `JSON.stringify`) changes nothing we send.
+const objectProto = Object.prototype;
+const keys = Object.keys;
+const isArray = Array.isArray;
+const dateToISO = Date.prototype.toISOString;
+const hasOwn = objectProto.hasOwnProperty;
+
+/** A Date as ISO 8601 (never through a `toJSON` a page may have given `Date.prototype`); null when invalid. */
+export function isoDate(d: Date): string | null {
+  try {
+    return dateToISO.call(d);
+  } catch {
+    return null; // an invalid Date
+  }
+}
+
+/**
+ * A call's `timestamp` option (a Date, or a string or number `Date` reads) as the ISO 8601 date-time the API takes;
+ * undefined when there is none such (invalid, or a year outside 0000-9999, which ISO 8601 cannot hold unextended).
+ */
+export function timestamp(value: unknown): string | undefined {
+  const iso = isoDate(value instanceof Date ? value : new Date(value as string));
+  return iso && iso.length == 24 ? iso : undefined;
+}
+
 /**
  * Turns any value into plain JSON data, predictably:
- * - Date and objects with `toJSON` → their `toJSON()` result (an invalid Date becomes null);
+ * - Date → its ISO string (null when invalid); an object with a `toJSON` of its own class (not one a page added to
+ *   a built-in prototype) → its `toJSON()` result;
  * - BigInt → its decimal string; NaN and ±Infinity → null;
  * - functions, symbols and `undefined` → left out of objects, null inside arrays (as JSON.stringify does);
  * - Map → object, Set → array; a cycle → the string "[Circular]";
@@ -43,22 +70,25 @@ export function sanitize(value: unknown, seen: object[] = [], json = true): JSON
       return undefined; // function, symbol, undefined
   }
   if (value === null) return null;
+  if (value instanceof Date) return isoDate(value);
   if (seen.indexOf(value) >= 0) return '[Circular]';
   let v: any = value;
-  // Once per value, as JSON.stringify does: a toJSON returning `this` (or a copy of it) must not recurse.
-  if (json && typeof v.toJSON == 'function') return sanitize(v.toJSON(), seen, false);
+  // Once per value, as JSON.stringify does: a toJSON returning `this` (or a copy of it) must not recurse. One that
+  // a page put on Array.prototype or Object.prototype is the page's business, never the wire's.
+  if (json && !isArray(v) && typeof v.toJSON == 'function' && v.toJSON !== (objectProto as any).toJSON) return sanitize(v.toJSON(), seen, false);
   if (v instanceof Map) v = Object.fromEntries(v);
-  else if (v instanceof Set) v = Array.from(v);
+  else if (v instanceof Set) v = [...v];
   seen.push(value);
   let out: any;
-  if (Array.isArray(v)) {
-    out = v.map((x) => {
+  if (isArray(v)) {
+    out = [];
+    for (const x of v) {
       const s = sanitize(x, seen);
-      return s === undefined ? null : s;
-    });
+      out.push(s === undefined ? null : s);
+    }
   } else {
     out = {};
-    for (const k of Object.keys(v)) {
+    for (const k of keys(v)) {
       const s = sanitize(v[k], seen);
       if (s !== undefined) setOwn(out, k, s);
     }
@@ -67,21 +97,52 @@ export function sanitize(value: unknown, seen: object[] = [], json = true): JSON
   return out;
 }
 
+// Characters JSON must escape; a lone surrogate is escaped too (a pair is kept), as JSON.stringify does.
+const ESCAPED = /[\\"\u0000-\u001f]|[\ud800-\udbff][\udc00-\udfff]|[\ud800-\udfff]/g;
+const SHORT: Record<string, string> = { '"': '\\"', '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/** A string as a JSON string literal. */
+export const quote = (s: string): string =>
+  '"' + s.replace(ESCAPED, (c) => (c.length > 1 ? c : SHORT[c] || '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'))) + '"';
+
+/**
+ * Serialises plain JSON data (what `sanitize` returns) without `JSON.stringify`, which a page can replace and whose
+ * output a page changes through `toJSON` on built-in prototypes (Prototype.js turns every array into a string).
+ */
+export function stringify(v: JSONValue): string {
+  if (typeof v == 'string') return quote(v);
+  if (v === null || typeof v != 'object') return '' + v;
+  if (isArray(v)) return '[' + v.map(stringify).join(',') + ']';
+  let s = '';
+  for (const k of keys(v)) s += (s ? ',' : '') + quote(k) + ':' + stringify(v[k]);
+  return '{' + s + '}';
+}
+
 /** A message ready to queue: its sanitised form and its serialised size in bytes. */
 export interface Checked<T> {
   value: T;
   bytes: number;
 }
 
-/** Sanitises a message and checks it against the 32 KB limit; returns the error instead of throwing. */
-export function check<T>(message: T, limit = MESSAGE_LIMIT): Checked<T> | AnalyticsError {
+const isObject = (v: unknown) => !!v && typeof v == 'object' && !isArray(v);
+
+/**
+ * Sanitises a message and checks it against what the API accepts (spec 000 sections 2.3-2.5 and 8): `properties`,
+ * `traits` and `context` are objects, `integrations` maps names to booleans, and the whole is at most 32 KB.
+ * Returns the error instead of throwing.
+ */
+export function check<T extends object>(message: T, limit = MESSAGE_LIMIT): Checked<T> | AnalyticsError {
   let value: any;
   try {
     value = sanitize(message);
   } catch (e) {
     return analyticsError('invalid_payload', `could not read the call's data: ${(e as Error)?.message || e}`);
   }
-  const bytes = byteLength(JSON.stringify(value));
+  for (const k of ['properties', 'traits', 'context', 'integrations'])
+    if (hasOwn.call(message, k) && !isObject(value[k])) return analyticsError('invalid_payload', `${k} must be an object`);
+  for (const k of keys(value.integrations || {}))
+    if (typeof value.integrations[k] != 'boolean') return analyticsError('invalid_payload', `integrations.${k} must be true or false (spec 000 section 2.3)`);
+  const bytes = byteLength(stringify(value));
   if (bytes > limit)
     return analyticsError('message_too_large', `message is ${bytes} bytes, over the ${limit} limit`, [value.messageId]);
   return { value, bytes };
