@@ -1,4 +1,8 @@
 import type { IdentityStorage, JSONObject } from './types';
+import { stringify } from './validate';
+
+// Taken when the bundle runs: a page that replaces JSON later cannot change what we read back.
+const parse = JSON.parse;
 
 /** Where each piece of identity persists: cookie and localStorage names. */
 export const KEYS = { anonymousId: 'svc_anonymous_id', userId: 'svc_user_id', traits: 'svc_user_traits' };
@@ -7,14 +11,24 @@ const AJS = { anonymousId: 'ajs_anonymous_id', userId: 'ajs_user_id', traits: 'a
 
 type Key = keyof typeof KEYS;
 
-/** A random UUID v4 (`crypto.randomUUID` exists only on https pages; `getRandomValues` everywhere). */
+/**
+ * A random UUID v4: `crypto.randomUUID` (https pages only), else `getRandomValues`, else `Math.random` where a page
+ * or a privacy setting made crypto throw.
+ */
 export function uuid(): string {
-  return (
-    crypto.randomUUID?.() ||
-    '10000000-1000-4000-8000-100000000000'.replace(/[018]/g, (c) =>
-      (+c ^ (crypto.getRandomValues(new Uint8Array(1))[0] & (15 >> (+c / 4)))).toString(16),
-    )
-  );
+  try {
+    return crypto.randomUUID();
+  } catch {
+    return '10000000-1000-4000-8000-100000000000'.replace(/[018]/g, (c) => (+c ^ (random() & (15 >> (+c / 4)))).toString(16));
+  }
+}
+
+function random(): number {
+  try {
+    return crypto.getRandomValues(new Uint8Array(1))[0];
+  } catch {
+    return (Math.random() * 256) | 0;
+  }
 }
 
 /** Reads a stored value that may be raw, URI-encoded, or JSON-encoded (analytics.js writes `"%22id%22"`). */
@@ -27,7 +41,7 @@ export function decode(raw: string | null | undefined): any {
     // not URI-encoded
   }
   try {
-    return JSON.parse(s);
+    return parse(s);
   } catch {
     return s;
   }
@@ -96,7 +110,7 @@ export function createIdentity({ storage = 'cookie', cookie = {} }: IdentityOpti
   };
   const write = (key: Key, value: any) => {
     // Always JSON (the analytics.js form), so an id such as "42" or "1e3" reads back as the same string.
-    const s = value == null ? undefined : JSON.stringify(value);
+    const s = value == null ? undefined : stringify(value);
     if (useCookie && key != 'traits') attempt(() => writeCookie(KEYS[key], s));
     if (ls) attempt(() => (s === undefined ? ls.removeItem(KEYS[key]) : ls.setItem(KEYS[key], s)));
   };
