@@ -1,4 +1,3 @@
-import { monotonicFactory } from 'ulid';
 import type {
   AnalyticsError,
   BrowserSettings,
@@ -14,12 +13,14 @@ import type {
 } from './types';
 import { analyticsError, refused } from './errors';
 import { normalise } from './call';
+import { monotonicUlid } from './ulid';
 import { buildContext, merge, pageContext, type Environment } from './context';
 import { readEnvironment, connectionType, highEntropyHints } from './environment';
-import { check } from './validate';
+import { check, timestamp } from './validate';
 import { createIdentity, uuid, type Identity } from './identity';
 import { createQueue, type Queue } from './queue';
-import { createTabs } from './locks';
+import { createTabs, LEASE_MS } from './locks';
+import { createTransport } from './transport';
 import { createScheduler, type Scheduler } from './scheduler';
 import { listenLifecycle } from './lifecycle';
 import { createEmitter, safely } from './emitter';
@@ -74,7 +75,7 @@ interface Core {
 export function createAnalytics() {
   const emitter = createEmitter();
   const waitingForLoad: (() => void)[] = [];
-  const nextId = monotonicFactory();
+  const nextId = monotonicUlid();
   let core: Core | undefined;
   let debugOn = false;
   let lastPage: { key: string; page: PageContext } | undefined;
@@ -83,6 +84,15 @@ export function createAnalytics() {
   // Set while a recorded (snippet) call is replayed: its page and time stand in for the current ones.
   let recorded: { page?: RecordedPage; time?: number } | undefined;
 
+  // Ids of calls refused while the queue is full, reported through `'error'` once per episode (not once per call).
+  let refusedIds: string[] | undefined;
+  const full = (e: AnalyticsError) => {
+    if (!refusedIds) {
+      const ids: string[] = (refusedIds = []);
+      setTimeout(() => report(analyticsError('queue_full', `${ids.length} call(s) refused: the queue is full`, ids)));
+    }
+    refusedIds.push(...(e.messageIds || []));
+  };
   const log = (...a: unknown[]) => debugOn && console.log(TAG, ...a);
   const report = (e: AnalyticsError) => {
     debugOn && console.warn(TAG, e.code, e.message);
@@ -113,8 +123,8 @@ export function createAnalytics() {
       const n = normalise(type, args);
       const o = n.options;
       const f = n.fields;
-      const ts = o.timestamp == null ? new Date(time) : new Date(o.timestamp as any);
-      if (isNaN(+ts)) throw analyticsError('invalid_arguments', `${type}: options.timestamp must be a Date or an ISO 8601 string`);
+      const ts = timestamp(o.timestamp == null ? time : o.timestamp);
+      if (!ts) throw analyticsError('invalid_arguments', `${type}: options.timestamp must be a Date or an ISO 8601 date-time (years 0000-9999)`);
       const id = c.identity;
       const userId = type == 'identify' ? f.userId || id.userId() : id.userId();
       const p = pageOf(page);
@@ -132,28 +142,36 @@ export function createAnalytics() {
         type,
         ...f,
         messageId: nextId(time),
-        timestamp: ts.toISOString(),
+        timestamp: ts,
         anonymousId: o.anonymousId ? String(o.anonymousId) : id.anonymousId(),
         ...(userId && type != 'alias' && { userId }),
         integrations: { ...c.integrations, ...o.integrations },
         context: merge(ctx, o.context),
       } as Message;
       const checked = check(message);
-      if ('code' in checked) throw checked;
+      if (checked instanceof Error) throw checked;
       const m = checked.value;
       if (type == 'page') pagedUrl = m.properties!.url;
       // What persists is what was sent: the sanitised traits (a cycle or a function never reaches storage).
       if (type == 'identify') id.identify(f.userId, m.traits!);
       const result: CallResult = { event: m };
-      return c.queue
-        .add({ id: m.messageId, message: m, bytes: checked.bytes, queuedAt: Date.now(), attempts: 0, owner: c.owner })
-        .then(() => {
+      const queued = c.queue.add({ id: m.messageId, message: m, bytes: checked.bytes, queuedAt: Date.now(), attempts: 0, owner: c.owner }).then(
+        () => {
+          refusedIds = undefined;
           log(type, m);
           safely(callback, result);
           emitter.emit(type, ...EVENT_ARGS[type].map((k) => m[k]), result);
           c.scheduler.notify();
           return result;
-        });
+        },
+        (e: AnalyticsError) => {
+          full(e);
+          safely(callback, e);
+          throw e;
+        },
+      );
+      queued.catch(() => {}); // ignoring the promise is allowed: no unhandled rejection
+      return queued;
     } catch (e) {
       const err = (e as AnalyticsError).code ? (e as AnalyticsError) : analyticsError('invalid_arguments', String(e));
       report(err);
@@ -179,29 +197,33 @@ export function createAnalytics() {
     if (!writeKey || typeof writeKey != 'string') return report(analyticsError('invalid_arguments', 'load: a writeKey is required'));
     if (options.debug) debugOn = true;
     const r = resolve(options);
+    if (r.ignored.length) report(analyticsError('invalid_arguments', `load: integrations ${r.ignored} ignored: the API takes true or false`));
     const owner = uuid();
-    const tabs = createTabs(owner);
+    // Another tab's lock was released (that tab is gone): its records are orphans, adopted now.
+    const tabs = createTabs(owner, () => adopt().then(scheduler.notify));
     let fellBack = false;
     const queue = createQueue(owner, r.bounds, {
-      dropped: (reason, ids) =>
-        report(
-          analyticsError(
-            reason == 'expired' ? 'expired' : 'queue_overflow',
-            `${ids.length} queued message(s) dropped: ${reason == 'expired' ? 'too old' : 'queue full'}`,
-            ids,
-          ),
-        ),
+      expired: (ids) => report(analyticsError('expired', `${ids.length} queued message(s) older than queue.maxAgeMs dropped`, ids)),
       fallback: (e) => {
         if (!fellBack) log('IndexedDB unusable; queue kept in memory', e);
         fellBack = true;
       },
     });
-    const scheduler = createScheduler({ ...r, queue, tabs, writeKey, report, emit: emitter.emit, log });
+    const scheduler = createScheduler({ ...r, queue, tabs, transport: createTransport(), writeKey, report, emit: emitter.emit, log });
     const identity = createIdentity({ storage: options.storage, cookie: options.cookie });
     const env = readEnvironment();
     tabs.enter();
-    // Under the tabs' lock, so two tabs never adopt the same orphan.
-    const adopt = () => tabs.exclusive(() => tabs.orphans().then(queue.adopt)).catch((e) => log('could not read the stored queue', e));
+    // Under the tabs' lock, so two tabs never adopt the same orphan. Without Web Locks nothing tells us when a tab
+    // dies: while other tabs' records are in the store, look again when the oldest one's lease ends.
+    let leaseTimer: ReturnType<typeof setTimeout> | undefined;
+    const adopt = (): Promise<void> =>
+      tabs
+        .exclusive(() => tabs.orphans().then(queue.adopt))
+        .then((next) => {
+          clearTimeout(leaseTimer);
+          if (next && tabs.leased()) leaseTimer = setTimeout(() => adopt().then(scheduler.notify), next + LEASE_MS - Date.now());
+        })
+        .catch((e) => void log('could not read the stored queue', e));
     const ready = adopt().then(() => {
       log('ready');
       emitter.emit('ready');
@@ -212,11 +234,12 @@ export function createAnalytics() {
     if (options.highEntropyHints) highEntropyHints().then((h) => (env.hints = h));
     listenLifecycle({
       exit(final) {
-        scheduler.exit();
+        scheduler.exit(final);
         if (final) tabs.leave();
       },
       resume(restored) {
         identity.reload();
+        scheduler.shown();
         if (restored) tabs.enter();
         (restored ? queue.reconcile() : Promise.resolve()).then(adopt).then(scheduler.notify);
       },
@@ -263,7 +286,7 @@ export function createAnalytics() {
       const [ns, name] = method.split('.');
       const target = name ? (api as any)[ns] : api;
       const fn = target && target[name || ns];
-      if (typeof fn == 'function') fn.apply(target, args);
+      if (typeof fn == 'function') return fn.apply(target, args);
     } catch (e) {
       log('could not replay', method, e);
     } finally {

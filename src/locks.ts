@@ -5,36 +5,111 @@ const PREFIX = 'svc-analytics:';
 export const LEASE_MS = 60000;
 
 /**
- * Tabs sharing the queue, through the Web Locks API: each tab holds a lock named after itself while it lives, so
- * the browser itself tells which tabs are gone (their records are orphans); sends are serialised by one more lock.
- * Where Web Locks are missing, a record of another tab counts as orphaned once it is older than `LEASE_MS`.
+ * Tabs sharing the queue, through the Web Locks API (https://w3c.github.io/web-locks/): each tab holds a lock named
+ * after itself while it lives, so the browser itself tells which tabs are gone (their records are orphans); sends
+ * are serialised by one more lock. A living tab waits on the other tabs' locks (it learns of them from the lock
+ * manager and a BroadcastChannel), so the browser calls `gone` within moments of a tab's death.
+ * Where Web Locks are missing, or exist and reject (a SecurityError where storage is blocked: sandboxed frames,
+ * "block all cookies"), a record of another tab counts as orphaned once it is older than `LEASE_MS`.
  */
-export function createTabs(id: string) {
-  const locks: LockManager | undefined = navigator.locks; // created at load, in a browser only
+export function createTabs(id: string, gone: () => void) {
+  let locks: LockManager | undefined;
+  try {
+    locks = navigator.locks; // created at load, in a browser only
+  } catch {
+    // a getter that throws: as if missing
+  }
   let release: (() => void) | undefined;
+  let channel: BroadcastChannel | undefined;
+  // Watches on other tabs' locks: pending lock requests, ended when this page leaves.
+  let watches: AbortController | undefined;
+  const watched = new Set<string>();
+  const tabLock = (tab: string) => PREFIX + 'tab:' + tab;
+  const unusable = () => (locks = undefined);
+
+  // Runs `fn` under the lock `name`; a request that rejects or throws before it was granted means Web Locks are
+  // unusable here (an abort is just an ended watch). Never rejects.
+  const request = (name: string, options: LockOptions, fn: () => unknown) =>
+    new Promise<void>((ok) => {
+      let granted = false;
+      const failed = (e: unknown) => {
+        if (!granted && (e as Error)?.name != 'AbortError') unusable();
+        ok();
+      };
+      try {
+        locks!.request(name, options, () => ((granted = true), fn())).then(() => ok(), failed);
+      } catch (e) {
+        failed(e);
+      }
+    });
+
+  const watch = (tab: string) => {
+    if (!locks || !watches || tab == id || watched.has(tab)) return;
+    watched.add(tab);
+    // Granted once that tab's page is gone (or, for a moment, in the back/forward cache): its records are orphans.
+    request(tabLock(tab), { signal: watches.signal }, () => {
+      watched.delete(tab);
+      gone();
+    });
+  };
+  const watchAll = () =>
+    locks?.query().then(
+      (s) => (s.held || []).forEach((l) => l.name!.startsWith(PREFIX + 'tab:') && watch(l.name!.slice(PREFIX.length + 4))),
+      unusable,
+    );
 
   return {
     id,
-    /** Holds this tab's life lock (until `leave`); released on page exit so the back/forward cache stays usable. */
+    /** Holds this tab's life lock (until `leave`) and watches the others'; says hello to the other tabs. */
     enter() {
       if (!locks || release) return;
-      locks.request(PREFIX + 'tab:' + id, () => new Promise<void>((r) => (release = r))).catch(() => {});
+      watches = new AbortController();
+      const held = new Promise<void>((r) => (release = r));
+      request(tabLock(id), {}, () => held);
+      try {
+        channel = new BroadcastChannel(PREFIX + 'tabs');
+        channel.onmessage = (e) => {
+          const m = e.data;
+          if (m && typeof m.hello == 'string') {
+            watch(m.hello);
+            // so that the newcomer watches us too
+            if (!m.reply) channel?.postMessage({ hello: id, reply: 1 });
+          }
+        };
+        channel.postMessage({ hello: id });
+      } catch {
+        channel = undefined; // no BroadcastChannel: tabs that load later are found when they are gone
+      }
+      watchAll();
     },
+    /**
+     * Releases this tab's lock and ends its watches and channel, as the page leaves: a page holding a lock, a lock
+     * request or an open channel may be kept out of the back/forward cache (https://web.dev/articles/bfcache).
+     */
     leave() {
       release?.();
       release = undefined;
+      watches?.abort();
+      watches = undefined;
+      watched.clear();
+      channel?.close();
+      channel = undefined;
     },
     /** A test of whether a record's owner is gone (so this tab may adopt it). */
     async orphans(): Promise<(r: QueueRecord) => boolean> {
       const now = Date.now();
-      if (!locks) return (r) => r.owner != id && now - r.queuedAt > LEASE_MS;
-      const held = await locks.query().catch(() => ({ held: [] }) as LockManagerSnapshot);
-      const alive = new Set((held.held || []).map((l) => l.name));
-      return (r) => r.owner != id && !alive.has(PREFIX + 'tab:' + r.owner);
+      const snapshot = locks && (await locks.query().catch(unusable));
+      if (!snapshot) return (r) => r.owner != id && now - r.queuedAt > LEASE_MS;
+      const alive = new Set((snapshot.held || []).map((l) => l.name));
+      return (r) => r.owner != id && !alive.has(tabLock(r.owner));
     },
-    /** Runs `fn` while no other tab of this site is sending. */
+    /** True when there is no lock manager to tell when a tab dies: the caller polls at the lease instead. */
+    leased: () => !locks,
+    /** Runs `fn` while no other tab of this site is sending (just runs it where Web Locks are unusable). */
     exclusive<T>(fn: () => Promise<T>): Promise<T> {
-      return locks ? (locks.request(PREFIX + 'send', fn) as Promise<T>) : fn();
+      if (!locks) return fn();
+      let result: Promise<T> | undefined;
+      return request(PREFIX + 'send', {}, () => (result = fn()).catch(() => {})).then(() => result || fn());
     },
   };
 }

@@ -1,5 +1,7 @@
 import { createStore, setMany, delMany, values, type UseStore } from 'idb-keyval';
 import type { Message } from './types';
+import { analyticsError } from './errors';
+import { stringify } from './validate';
 
 /** One queued message; records describe themselves so any tab (or the next page load) can send them. */
 export interface QueueRecord {
@@ -16,25 +18,27 @@ export interface QueueRecord {
   owner: string;
 }
 
-/** Queue bounds; past them the oldest messages are dropped. */
+/** Queue bounds: a call that would pass the count or bytes bound is refused (`queue_full`); older records expire. */
 export interface QueueBounds {
   maxCount: number;
   maxBytes: number;
   maxAgeMs: number;
 }
 
-/** Defaults of `LoadOptions.queue`. */
+/** Defaults of `LoadOptions.queue` (README "Queue bounds" says how they were sized). */
 export const DEFAULT_BOUNDS: QueueBounds = { maxCount: 10000, maxBytes: 5000000, maxAgeMs: 7 * 864e5 };
 
 // Our own database, never idb-keyval's default, so a host page using idb-keyval is unaffected.
 const DB = 'svc-analytics';
 // Ids handed to the browser as the page went away: written synchronously, deleted from IndexedDB on the next load.
 const SENT_KEY = 'svc_sent';
+// Taken when the bundle runs (a page may replace JSON later).
+const parse = JSON.parse;
 
 /** What the queue tells its owner about. */
 export interface QueueEvents {
-  /** Messages dropped because a bound was passed (`overflow`) or they grew too old (`expired`). */
-  dropped(reason: 'overflow' | 'expired', ids: string[]): void;
+  /** Messages dropped because they grew older than `maxAgeMs` (once per pass over the queue, with all their ids). */
+  expired(ids: string[]): void;
   /** IndexedDB is unusable; the queue now lives in memory. */
   fallback(error: unknown): void;
 }
@@ -65,14 +69,15 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
       });
   const sentIds = (): string[] => {
     try {
-      return JSON.parse(localStorage.getItem(SENT_KEY) || '[]');
+      const ids = parse(localStorage.getItem(SENT_KEY) || '[]');
+      return Array.isArray(ids) ? ids : [];
     } catch {
       return [];
     }
   };
   const setSent = (ids: string[]) => {
     try {
-      ids.length ? localStorage.setItem(SENT_KEY, JSON.stringify(ids)) : localStorage.removeItem(SENT_KEY);
+      ids.length ? localStorage.setItem(SENT_KEY, stringify(ids)) : localStorage.removeItem(SENT_KEY);
     } catch {
       // no localStorage: the next load may send these again (at least once)
     }
@@ -85,33 +90,31 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
     return persist((s) => delMany(ids, s));
   };
 
-  // Records are in id (call time) order, so expired and overflowing ones are a prefix: cheap on every call.
-  const enforce = (now: number) => {
+  // Records are in id (call time) order, so expired ones are a prefix: cheap on every call.
+  const expire = (now: number) => {
     const expired: string[] = [];
-    const over: string[] = [];
-    let n = records.length;
-    let b = bytes;
     for (const r of records) {
-      if (now - r.queuedAt > bounds.maxAgeMs) expired.push(r.id);
-      else if (n > bounds.maxCount || b > bounds.maxBytes) over.push(r.id);
-      else break;
-      n--;
-      b -= r.bytes;
+      if (now - r.queuedAt <= bounds.maxAgeMs) break;
+      expired.push(r.id);
     }
-    if (expired.length) drop(expired).then(() => events.dropped('expired', expired));
-    if (over.length) drop(over).then(() => events.dropped('overflow', over));
+    if (expired.length) drop(expired).then(() => events.expired(expired));
   };
 
   return {
     /** This tab's records, oldest first (a live array: do not mutate). */
     list: (): readonly QueueRecord[] => records,
 
-    /** Queues a record; resolves once it is durably stored (one IndexedDB transaction per burst of calls). */
+    /**
+     * Queues a record; resolves once it is durably stored (one IndexedDB transaction per burst of calls). A record
+     * that would pass a bound is refused (`queue_full`): what was queued is never dropped to make room.
+     */
     add(record: QueueRecord): Promise<void> {
+      expire(record.queuedAt);
+      if (records.length >= bounds.maxCount || bytes + record.bytes > bounds.maxBytes)
+        return Promise.reject(analyticsError('queue_full', `the queue is full (${records.length} messages, ${bytes} bytes)`, [record.id]));
       records.push(record);
       bytes += record.bytes;
       pending.push(record);
-      enforce(record.queuedAt);
       if (pending.length == 1) {
         writing = writing.then(() => {
           const batch = pending;
@@ -130,12 +133,25 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
     remove: (ids: string[]) => (ids.length ? drop(ids) : Promise.resolve()),
 
     /**
-     * Removes records the browser accepted as the page goes away. The ids are noted synchronously in localStorage
-     * first, since the IndexedDB delete may not finish before the page dies; the next load finishes the job.
+     * Takes records out of this page's memory before they are handed to the browser at page exit, so that a second
+     * exit on this page (Firefox fires `visibilitychange` after a `pagehide` it cut off) never sends them again. They
+     * stay in IndexedDB: if the hand-off is never confirmed, the next load sends them (at least once).
      */
-    removeOnExit(ids: string[]) {
-      this.markSent(ids);
-      drop(ids).then(() => this.unmarkSent(ids));
+    takeOut(ids: string[]): QueueRecord[] {
+      const set = new Set(ids);
+      const out = records.filter((r) => set.has(r.id));
+      for (const r of out) {
+        records.splice(records.indexOf(r), 1);
+        bytes -= r.bytes;
+      }
+      return out;
+    },
+
+    /** Puts back records the browser refused at page exit. */
+    putBack(back: QueueRecord[]) {
+      records.push(...back);
+      records.sort(byId);
+      for (const r of back) bytes += r.bytes;
     },
 
     /** Notes synchronously that these ids were handed to the browser (the next load deletes them from the store). */
@@ -149,10 +165,11 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
     },
 
     /**
-     * Reads the shared store at load: finishes deletes noted at the last exit, drops expired records, and adopts
-     * the records whose owner `isOrphan` says is gone (this tab becomes their owner).
+     * Reads the shared store: finishes deletes noted at a page exit, drops expired records, and adopts the records
+     * whose owner `isOrphan` says is gone (this tab becomes their owner). Resolves to the `queuedAt` of the oldest
+     * record left to other tabs (0 when none), for callers that must look again when its lease ends.
      */
-    async adopt(isOrphan: (r: QueueRecord) => boolean): Promise<void> {
+    async adopt(isOrphan: (r: QueueRecord) => boolean): Promise<number> {
       const sent = sentIds();
       if (sent.length) {
         await persist((s) => delMany(sent, s));
@@ -163,16 +180,20 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
       const mine = new Set(records.map((r) => r.id));
       // Only orphans: this tab's own records live in memory, which is authoritative. One of ours read here may be
       // one just delivered whose delete has not committed yet; taking it back would send it twice.
-      const adopted = all.filter((r) => !mine.has(r.id) && r.owner != owner && isOrphan(r));
-      if (!adopted.length) return;
-      for (const r of adopted) {
-        r.owner = owner;
-        bytes += r.bytes;
+      const others = all.filter((r) => !mine.has(r.id) && r.owner != owner);
+      const adopted = others.filter(isOrphan);
+      const left = others.filter((r) => !adopted.includes(r)).reduce((t, r) => Math.min(t, r.queuedAt), Infinity);
+      if (adopted.length) {
+        for (const r of adopted) {
+          r.owner = owner;
+          bytes += r.bytes;
+        }
+        records.push(...adopted);
+        records.sort(byId);
+        await persist((s) => setMany(adopted.map((r) => [r.id, r]), s));
+        expire(now);
       }
-      records.push(...adopted);
-      records.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-      await persist((s) => setMany(adopted.map((r) => [r.id, r]), s));
-      enforce(now);
+      return left < Infinity ? left : 0;
     },
 
     /** Keeps this tab's own records only (after a bfcache restore, another tab may have adopted some). */
@@ -185,6 +206,8 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
     },
   };
 }
+
+const byId = (a: QueueRecord, b: QueueRecord) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 /** The queue's interface. */
 export type Queue = ReturnType<typeof createQueue>;

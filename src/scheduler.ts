@@ -3,14 +3,15 @@ import type { Tabs } from './locks';
 import type { AnalyticsError, Message } from './types';
 import { planBatches, body, BODY_OVERHEAD } from './batch';
 import { classify, nextDelay } from './retry';
-import { post, beacon, KEEPALIVE_LIMIT } from './transport';
-import { byteLength, BATCH_LIMIT } from './validate';
+import { KEEPALIVE_LIMIT, type Transport } from './transport';
+import { byteLength } from './validate';
 import { analyticsError } from './errors';
 
 /** What the scheduler needs from the rest of the library. */
 export interface SchedulerDeps {
   queue: Queue;
   tabs: Tabs;
+  transport: Transport;
   /** `{apiHost}/v1/batch` */
   url: string;
   writeKey: string;
@@ -32,6 +33,8 @@ export function createScheduler(d: SchedulerDeps) {
   let due = Infinity;
   let retryUntil = 0;
   let chain: Promise<void> = Promise.resolve();
+  // `pagehide` ran: this page sends nothing more until it is shown again (see `exit`).
+  let gone = false;
   // message id → whether its request was sent with keepalive (it survives page exit, so the exit beacon skips it)
   const inflight = new Map<string, boolean>();
   // in-flight ids noted as handed to the browser at a page exit (see `exit`); un-noted when their answer arrives
@@ -71,24 +74,27 @@ export function createScheduler(d: SchedulerDeps) {
     const text = body(messages, new Date());
     const bytes = byteLength(text);
     const ids = batch.map((r) => r.id);
-    let verdict = classify(bytes > BATCH_LIMIT ? 413 : 200);
-    let answer = { status: 413, retryAfter: null as string | null };
-    if (verdict == 'ok') {
-      const keepalive = bytes <= KEEPALIVE_LIMIT;
-      ids.forEach((id) => inflight.set(id, keepalive));
-      d.log('sending', messages.length, 'messages,', bytes, 'bytes');
-      answer = await post(d.url, d.writeKey, text, bytes);
+    const keepalive = d.transport.fits(bytes);
+    ids.forEach((id) => inflight.set(id, keepalive));
+    d.log('sending', messages.length, 'messages,', bytes, 'bytes');
+    let answer = await d.transport.post(d.url, d.writeKey, text, bytes, keepalive);
+    if (!answer.status && keepalive) {
       // Chromium rejects a keepalive fetch as the page unloads, just before `pagehide`, yet still delivers it.
       // Waiting a task lets that `pagehide` note the request as handed to the browser (see `exit`) first.
-      if (!answer.status && keepalive) await new Promise((r) => setTimeout(r));
-      ids.forEach((id) => inflight.delete(id));
-      verdict = classify(answer.status);
-      // An HTTP answer means this page saw the outcome after all: it deals with noted records itself (removal
-      // below, or a retry). A network error keeps the note: the browser may still deliver the request.
-      const noted = answer.status ? ids.filter((id) => marked.delete(id)) : [];
-      if (noted.length) (verdict == 'ok' ? d.queue.remove(noted) : Promise.resolve()).then(() => d.queue.unmarkSent(noted));
+      await new Promise((r) => setTimeout(r));
+      // Otherwise the browser may have refused the request itself (its keepalive budget, shared with beacons):
+      // that is not the server failing, so it goes again at once, without keepalive.
+      if (!ids.some((id) => marked.has(id))) {
+        ids.forEach((id) => inflight.set(id, false));
+        answer = await d.transport.post(d.url, d.writeKey, text, bytes, false);
+      }
     }
-    batch.forEach((r) => r.attempts++);
+    ids.forEach((id) => inflight.delete(id));
+    const verdict = classify(answer.status);
+    // An HTTP answer means this page saw the outcome after all: it deals with noted records itself (removal
+    // below, or a retry). A network error keeps the note: the browser may still deliver the request.
+    const noted = answer.status ? ids.filter((id) => marked.delete(id)) : [];
+    if (noted.length) (verdict == 'ok' ? d.queue.remove(noted) : Promise.resolve()).then(() => d.queue.unmarkSent(noted));
     if (verdict == 'ok') {
       retryUntil = 0;
       await d.queue.remove(ids);
@@ -96,24 +102,21 @@ export function createScheduler(d: SchedulerDeps) {
       return true;
     }
     if (verdict == 'retry') {
+      // Only a failed delivery counts as an attempt (never a split that isolates a bad message).
+      batch.forEach((r) => r.attempts++);
       const delay = nextDelay(Math.max(...batch.map((r) => r.attempts)), answer.retryAfter, Date.now());
       retryUntil = Date.now() + delay;
       d.log('status', answer.status, '- retrying in', Math.round(delay), 'ms');
       d.emit('retry', { status: answer.status, delay, messageIds: ids });
       return false;
     }
-    if (verdict == 'split' && batch.length > 1) {
+    // A 4xx blames a message: halves go out at once until the bad one is alone; good ones are delivered meanwhile.
+    if (batch.length > 1) {
       const half = Math.ceil(batch.length / 2);
       return (await send(batch.slice(0, half))) && send(batch.slice(half));
     }
     await d.queue.remove(ids);
-    d.report(
-      analyticsError(
-        'delivery_rejected',
-        `status ${answer.status}: the API refused ${ids.length} message(s); dropped`,
-        ids,
-      ),
-    );
+    d.report(analyticsError('delivery_rejected', `status ${answer.status}: the API refused message ${ids[0]}; dropped`, ids));
     return true;
   };
 
@@ -136,8 +139,21 @@ export function createScheduler(d: SchedulerDeps) {
     flush,
     /** Called after each queued message. */
     notify: plan,
-    /** The page is going away: hand every waiting message to the browser (sendBeacon, at most 64 KB a request). */
-    exit() {
+    /**
+     * The page is hidden (`final` false) or going away (`final` true): hand every waiting message to the browser
+     * (sendBeacon, at most 64 KB a request). Correct wherever it is cut off: when a page unloads, `visibilitychange`
+     * fires after `pagehide` (https://github.com/whatwg/html/pull/5949), and Firefox 153 can stop the `pagehide`
+     * handler part-way and still fire it (reproduced by scripts/exit-closes.mjs); a beacon sent then is accepted
+     * and never leaves. So records leave this page's memory before the beacon, are noted as sent only once the
+     * browser accepted it (else the next load sends them again), and after `pagehide` this page sends nothing
+     * until it is shown again.
+     * No IndexedDB work at `pagehide`: a transaction left running would get the page evicted from the
+     * back/forward cache when the next page uses the store; the next load (or this page, if restored) deletes what
+     * the note names.
+     */
+    exit(final: boolean) {
+      if (gone) return;
+      gone = final;
       // A keepalive request in flight outlives the page: the browser has accepted it. Note its ids now, so that
       // if the page dies before the answer, the next load does not send them again.
       const flying = [...inflight].filter(([id, keepalive]) => keepalive && !marked.has(id)).map(([id]) => id);
@@ -148,14 +164,25 @@ export function createScheduler(d: SchedulerDeps) {
       // Offline, a beacon would be lost; during a backoff the API is failing and a beacon's answer cannot be
       // seen. Either way the messages stay queued for the next load (or this page, if it lives on).
       if (offline() || Date.now() < retryUntil) return;
-      const recs = d.queue.list().filter((r) => !inflight.get(r.id));
-      const url = d.url;
+      // A request in flight without keepalive dies with the page: its messages go by beacon too (same ids).
+      const recs = d.queue.list().filter((r) => !inflight.has(r.id) || (final && !inflight.get(r.id)));
       for (const group of planBatches(recs, KEEPALIVE_LIMIT, BODY_OVERHEAD + d.writeKey.length)) {
+        const ids = group.map((r) => r.id);
         const messages: Message[] = group.map((r) => r.message);
-        if (!beacon(url, body(messages, new Date(), d.writeKey))) break;
-        d.queue.removeOnExit(group.map((r) => r.id));
+        const taken = d.queue.takeOut(ids);
+        if (!d.transport.beacon(d.url, body(messages, new Date(), d.writeKey))) {
+          d.queue.putBack(taken);
+          break;
+        }
+        d.queue.markSent(ids);
+        // Still alive (only hidden): finish the removal now.
+        if (!final) d.queue.remove(ids).then(() => d.queue.unmarkSent(ids));
         d.emit('delivered', messages);
       }
+    },
+    /** The page is shown again (or restored from the back/forward cache): it may send again. */
+    shown() {
+      gone = false;
     },
   };
 }

@@ -6,50 +6,76 @@ export interface Answer {
 
 /** A request that has had no answer after this long is abandoned and retried. */
 export const TIMEOUT_MS = 15000;
-/** Chromium lets at most 64 KiB of keepalive bodies be in flight at once; we stay under it. */
+/**
+ * Chromium lets at most 64 KiB of keepalive bodies be in flight at once in a page and refuses more with a TypeError
+ * (https://fetch.spec.whatwg.org/#http-network-or-cache-fetch, step "inflight keepalive bytes"); we stay under it.
+ */
 export const KEEPALIVE_LIMIT = 60000;
 
 /**
- * POSTs a JSON body with Basic auth. Bodies small enough are sent with `keepalive`, so a request in flight when the
- * page goes away still completes (and need not be sent again).
+ * The only caller of `fetch` and `sendBeacon`. Both are taken when the library loads, so a page that later wraps,
+ * replaces or breaks them (a polyfill, a monkey-patch) cannot lose or change our requests.
  */
-export async function post(url: string, writeKey: string, body: string, bytes: number): Promise<Answer> {
-  const ctrl = new AbortController();
-  const timer = setTimeout(() => ctrl.abort(), TIMEOUT_MS);
-  try {
-    const res = await fetch(url, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', Authorization: 'Basic ' + btoa(writeKey + ':') },
-      body,
-      keepalive: bytes <= KEEPALIVE_LIMIT,
-      credentials: 'omit',
-      signal: ctrl.signal,
-    });
-    // Chromium counts a keepalive request against the page's 64 KiB budget until its response body is done:
-    // an unread body would leak that budget and, after 64 KB in a page's life, every request would fail.
-    res.body?.cancel().catch(() => {});
-    return { status: res.status, retryAfter: res.headers.get('Retry-After') };
-  } catch {
-    return { status: 0, retryAfter: null };
-  } finally {
-    clearTimeout(timer);
-  }
+export function createTransport() {
+  const fetchRef = fetch;
+  const nav = navigator;
+  const sendBeacon = nav.sendBeacon;
+  // Keepalive bytes this page has in flight: a request that would pass the browser's budget goes without keepalive.
+  let keepaliveBytes = 0;
+
+  return {
+    /** Whether a body of `bytes` fits what is left of the page's keepalive budget now. */
+    fits: (bytes: number) => keepaliveBytes + bytes <= KEEPALIVE_LIMIT,
+
+    /**
+     * POSTs a JSON body with Basic auth; with `keepalive` (see `fits`), a request in flight when the page goes away
+     * still completes, and need not be sent again.
+     */
+    async post(url: string, writeKey: string, body: string, bytes: number, keepalive: boolean): Promise<Answer> {
+      if (keepalive) keepaliveBytes += bytes;
+      const ctrl = new AbortController();
+      const timer = setTimeout(() => ctrl.abort(), TIMEOUT_MS);
+      try {
+        const res = await fetchRef(url, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Authorization: 'Basic ' + btoa(writeKey + ':') },
+          body,
+          keepalive,
+          credentials: 'omit',
+          signal: ctrl.signal,
+        });
+        // A keepalive request counts against the page's 64 KiB budget until its response body is done (the fetch
+        // group's in-flight records, https://fetch.spec.whatwg.org/#http-network-or-cache-fetch): an unread body
+        // would hold the budget and, after 64 KB, every keepalive request would fail. Seen in Chromium.
+        await res.body?.cancel().catch(() => {});
+        return { status: res.status, retryAfter: res.headers.get('Retry-After') };
+      } catch {
+        return { status: 0, retryAfter: null };
+      } finally {
+        clearTimeout(timer);
+        if (keepalive) keepaliveBytes -= bytes;
+      }
+    },
+
+    /**
+     * Hands a body to the browser as the page goes away: `sendBeacon` as text/plain (no preflight, no headers; the
+     * write key is in the body), else `fetch` with keepalive. True only when the browser said it accepted it.
+     */
+    beacon(url: string, body: string): boolean {
+      try {
+        return sendBeacon.call(nav, url, body);
+      } catch {
+        // refused (quota) or unavailable: try keepalive fetch, whose acceptance cannot be known now
+      }
+      try {
+        fetchRef(url, { method: 'POST', body, keepalive: true, credentials: 'omit', headers: { 'Content-Type': 'text/plain' } }).catch(() => {});
+      } catch {
+        // not accepted either
+      }
+      return false;
+    },
+  };
 }
 
-/**
- * Hands a body to the browser as the page goes away: `sendBeacon` as text/plain (no preflight, no headers; the
- * write key is in the body), else `fetch` with keepalive. True when the browser accepted it.
- */
-export function beacon(url: string, body: string): boolean {
-  try {
-    return navigator.sendBeacon(url, body);
-  } catch {
-    // refused (quota) or unavailable (a TypeError): try keepalive fetch
-  }
-  try {
-    fetch(url, { method: 'POST', body, keepalive: true, credentials: 'omit', headers: { 'Content-Type': 'text/plain' } }).catch(() => {});
-  } catch {
-    // fall through: not accepted
-  }
-  return false;
-}
+/** The transport's interface. */
+export type Transport = ReturnType<typeof createTransport>;

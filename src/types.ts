@@ -82,7 +82,7 @@ export type ErrorCode =
   | 'message_too_large'
   | 'not_loaded'
   | 'delivery_rejected'
-  | 'queue_overflow'
+  | 'queue_full'
   | 'expired'
   | 'storage_unavailable';
 
@@ -120,7 +120,7 @@ export interface LoadOptions {
     /** Lifetime in days. @default 365 */
     maxage?: number;
   };
-  /** Queue bounds: the oldest messages are dropped past these. */
+  /** Queue bounds: a call that would pass `maxCount` or `maxBytes` is refused with `queue_full`; queued messages older than `maxAgeMs` are dropped (reported once with `expired`). */
   queue?: {
     /** @default 10000 messages */
     maxCount?: number;
