@@ -6,11 +6,13 @@ import { nodeResolve } from '@rollup/plugin-node-resolve';
 const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8'));
 /** Where the snippet loads the bundle from by default. */
 const CDN_URL = 'https://cdn.svc.example/analytics.js/v1/analytics.min.js';
+/** The localStorage key where the stub keeps the calls it records (src/snippet.ts, src/buffer.ts). */
+const BUFFER_KEY = 'svc_buffer';
 
 // Build-time constants, replaced in the source text.
 const constants = () => ({
   name: 'constants',
-  transform: (code) => ({ code: code.replaceAll('__VERSION__', pkg.version).replaceAll('__CDN_URL__', JSON.stringify(CDN_URL)), map: null }),
+  transform: (code) => ({ code: code.replaceAll('__VERSION__', pkg.version).replaceAll('__CDN_URL__', JSON.stringify(CDN_URL)).replaceAll('__BUFFER_KEY__', JSON.stringify(BUFFER_KEY)), map: null }),
 });
 // `import stub from 'virtual:snippet'`: the minified stub built by the first configuration below.
 const snippetText = () => ({

@@ -1,7 +1,6 @@
 // The IIFE bundle (dist/analytics.min.js): takes over the snippet's stub, or stands alone.
-import { createAnalytics, type RecordedPage } from './analytics';
-
-type Recorded = [string, unknown[], RecordedPage?, number?];
+import { createAnalytics } from './analytics';
+import { takeOverBuffer, type BufferedCall } from './buffer';
 
 const w = window as any;
 const stub = w.analytics;
@@ -16,11 +15,12 @@ if (!stub || !stub.VERSION) {
 
 function takeOver() {
   const { api, replay } = createAnalytics();
-  const calls: Recorded[] = Array.isArray(stub) ? stub.splice(0) : [];
+  const calls: BufferedCall[] = Array.isArray(stub) ? stub.splice(0) : [];
   w.analytics = api;
   // Pages that kept a reference to the stub array keep working: it gets the real methods too.
   if (stub) Object.assign(stub, api);
   const load = calls.find((c) => c[0] == 'load');
   if (load) api.load(...(load[1] as [string]));
-  for (const c of calls) if (c[0] != 'load') replay(c[0], c[1], c[2], c[3]);
+  // This page's recorded calls, and those of earlier pages whose bundle never came, kept in the stub's buffer.
+  takeOverBuffer(calls, stub && stub.pid, (c) => replay(c[0], c[1], c[2], c[3]));
 }

@@ -1,16 +1,31 @@
 // The loader stub a site pastes inline (dist/snippet.min.js). No imports: it has its own tiny build.
-// It records each call as [method, args, [url, title, referrer], time] on the `analytics` array, and `load`
-// inserts the bundle, which replays the calls in order and replaces this stub.
+// It records each call as [method, args, [url, title, referrer], time, page id, seq] on the `analytics` array, and
+// `load` inserts the bundle, which replays the calls in order and replaces this stub.
 declare const __CDN_URL__: string;
+declare const __BUFFER_KEY__: string;
 ((w: any, d: Document) => {
   const a = (w.analytics = w.analytics || []);
   if (a.VERSION || a.invoked) return; // the bundle took over already, or the snippet ran twice
   a.invoked = 1;
   // Kept now: under a strict CSP the bundle's <script> needs the nonce of the script that pasted us.
   const nonce = (d.currentScript as HTMLScriptElement | null)?.nonce;
+  // This page's id: its calls in the shared buffer carry it (see src/buffer.ts).
+  const page = (a.pid = Math.random());
   const rec =
     (m: string) =>
-    (...args: unknown[]) => (a.push([m, args, [location.href, d.title, d.referrer], Date.now()]), a);
+    (...args: unknown[]) => {
+      const call: any = [m, args, [location.href, d.title, d.referrer], Date.now(), page, a.length];
+      a.push(call);
+      // Written at once where a later page's bundle finds it: a page that ends before the bundle arrives may get
+      // no pagehide. The buffer keeps the last 100 calls of all pages; a call that cannot be written stays unmarked.
+      try {
+        const b = JSON.parse(localStorage[__BUFFER_KEY__] || '[]');
+        b.push(call);
+        localStorage[__BUFFER_KEY__] = JSON.stringify(b.slice(-100));
+        call.kept = 1;
+      } catch {}
+      return a;
+    };
   'identify track page screen group alias reset setAnonymousId ready flush on off debug user'
     .split(' ')
     .forEach((m) => (a[m] = rec(m)));
