@@ -3,7 +3,7 @@ import { IDBFactory } from 'fake-indexeddb';
 import { createStore, values, type UseStore } from 'idb-keyval';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createQueue, DEFAULT_BOUNDS, type QueueBounds, type QueueRecord } from '../src/queue';
-import type { Message } from '../src/types';
+import type { AnalyticsError, Message } from '../src/types';
 
 const WIDE: QueueBounds = { maxCount: 1000, maxBytes: 1e9, maxAgeMs: 1e9 };
 
@@ -21,7 +21,17 @@ function rec(n: number, owner = 'A', extra: Partial<QueueRecord> = {}): QueueRec
 }
 
 function events() {
-  return { dropped: vi.fn(), fallback: vi.fn() };
+  return { expired: vi.fn(), fallback: vi.fn() };
+}
+
+// The refusal of a promise that must reject.
+async function refusal(p: Promise<unknown>): Promise<AnalyticsError> {
+  try {
+    await p;
+  } catch (e) {
+    return e as AnalyticsError;
+  }
+  throw new Error('expected the promise to reject');
 }
 
 // What the shared IndexedDB store holds, read the way another page would.
@@ -124,23 +134,102 @@ describe('createQueue', () => {
     });
   });
 
-  describe('removeOnExit', () => {
-    it('notes the ids in localStorage synchronously and removes the records', async () => {
+  describe('takeOut', () => {
+    it('takes records out of memory and returns them, in order, leaving IndexedDB as it was', async () => {
       const q = createQueue('A', WIDE, events());
-      await Promise.all([q.add(rec(1)), q.add(rec(2))]);
-      q.removeOnExit(['id-0001']);
-      expect(JSON.parse(localStorage.getItem('svc_sent')!)).toEqual(['id-0001']);
+      const first = rec(1);
+      await Promise.all([q.add(first), q.add(rec(2)), q.add(rec(3))]);
+      const out = q.takeOut(['id-0003', 'id-0001']);
+      expect(out.map((r) => r.id)).toEqual(['id-0001', 'id-0003']);
+      expect(out[0]).toBe(first);
       expect(ids(q)).toEqual(['id-0002']);
-      await vi.waitFor(async () => expect(await storedIds()).toEqual(['id-0002']));
-      // once IndexedDB caught up, the note is no longer needed
-      await vi.waitFor(() => expect(JSON.parse(localStorage.getItem('svc_sent') || '[]')).toEqual([]));
+      expect(await storedIds()).toEqual(['id-0001', 'id-0002', 'id-0003']);
     });
 
-    it('keeps notes of earlier exits', () => {
+    it('ignores ids it does not hold, and takes nothing twice', async () => {
       const q = createQueue('A', WIDE, events());
-      q.removeOnExit(['x1']);
-      q.removeOnExit(['x2']);
-      expect(JSON.parse(localStorage.getItem('svc_sent')!)).toEqual(['x1', 'x2']);
+      await q.add(rec(1));
+      expect(q.takeOut(['id-0001', 'nope']).map((r) => r.id)).toEqual(['id-0001']);
+      expect(q.takeOut(['id-0001'])).toEqual([]);
+    });
+
+    it('frees the room the records took in the bounds', async () => {
+      const q = createQueue('A', { ...WIDE, maxCount: 2, maxBytes: 200 }, events());
+      await q.add(rec(1));
+      await q.add(rec(2));
+      q.takeOut(['id-0001']);
+      await q.add(rec(3));
+      expect(ids(q)).toEqual(['id-0002', 'id-0003']);
+    });
+  });
+
+  describe('putBack', () => {
+    it('re-inserts records in id order among those queued meanwhile', async () => {
+      const q = createQueue('A', WIDE, events());
+      await Promise.all([q.add(rec(1)), q.add(rec(3)), q.add(rec(5))]);
+      const out = q.takeOut(['id-0001', 'id-0005']);
+      await q.add(rec(4));
+      await q.add(rec(6));
+      q.putBack(out);
+      expect(ids(q)).toEqual(['id-0001', 'id-0003', 'id-0004', 'id-0005', 'id-0006']);
+      expect(q.list()[0]).toBe(out[0]);
+    });
+
+    it('counts the records against the bounds again', async () => {
+      const q = createQueue('A', { ...WIDE, maxBytes: 250 }, events());
+      await q.add(rec(1));
+      const out = q.takeOut(['id-0001']);
+      await q.add(rec(2));
+      q.putBack(out);
+      const e = await refusal(q.add(rec(3)));
+      expect(e.code).toBe('queue_full');
+      expect(ids(q)).toEqual(['id-0001', 'id-0002']);
+    });
+
+    it('keeps records that were taken out and put back before their first write', async () => {
+      const q = createQueue('A', WIDE, events());
+      const added = q.add(rec(1));
+      q.putBack(q.takeOut(['id-0001']));
+      await added;
+      expect(await storedIds()).toEqual(['id-0001']);
+    });
+  });
+
+  describe('markSent', () => {
+    it('notes the ids in localStorage synchronously, after the notes of earlier exits', () => {
+      const q = createQueue('A', WIDE, events());
+      q.markSent(['x1']);
+      expect(JSON.parse(localStorage.getItem('svc_sent')!)).toEqual(['x1']);
+      q.markSent(['x2', 'x3']);
+      expect(JSON.parse(localStorage.getItem('svc_sent')!)).toEqual(['x1', 'x2', 'x3']);
+    });
+
+    it('says whether the note was written', () => {
+      const q = createQueue('A', WIDE, events());
+      expect(q.markSent(['x1'])).toBe(true);
+      const setItem = vi.spyOn(localStorage, 'setItem').mockImplementation(() => {
+        throw new DOMException('blocked', 'SecurityError');
+      });
+      try {
+        expect(q.markSent(['x2'])).toBe(false);
+      } finally {
+        setItem.mockRestore();
+      }
+      expect(JSON.parse(localStorage.getItem('svc_sent')!)).toEqual(['x1']);
+    });
+
+    it('writes the note without JSON.stringify (a page may have replaced it)', () => {
+      const q = createQueue('A', WIDE, events());
+      const original = JSON.stringify;
+      JSON.stringify = () => {
+        throw new Error('replaced by the page');
+      };
+      try {
+        q.markSent(['x1', 'x"2']);
+      } finally {
+        JSON.stringify = original;
+      }
+      expect(JSON.parse(localStorage.getItem('svc_sent')!)).toEqual(['x1', 'x"2']);
     });
 
     it("lets the next instance's adopt delete records the page died before deleting", async () => {
@@ -157,13 +246,54 @@ describe('createQueue', () => {
       expect(localStorage.getItem('svc_sent')).toBeNull();
     });
 
-    it('never lets the next load adopt a record handed to the browser, even while the delete is pending', async () => {
+    it('never lets the next load adopt a record handed to the browser (taken out and noted, never deleted)', async () => {
       const a = createQueue('A', WIDE, events());
       await Promise.all([a.add(rec(1)), a.add(rec(2))]);
-      a.removeOnExit(['id-0001']);
+      a.takeOut(['id-0001']);
+      a.markSent(['id-0001']);
       const b = createQueue('B', WIDE, events());
       await b.adopt(() => true);
       expect(ids(b)).toEqual(['id-0002']);
+      expect(await storedIds()).toEqual(['id-0002']);
+    });
+
+    it('is read back with the JSON.parse of load time (a page may have replaced it since)', async () => {
+      const a = createQueue('A', WIDE, events());
+      await Promise.all([a.add(rec(1)), a.add(rec(2))]);
+      a.markSent(['id-0001']);
+      const b = createQueue('B', WIDE, events());
+      const original = JSON.parse;
+      JSON.parse = () => {
+        throw new Error('replaced by the page');
+      };
+      try {
+        await b.adopt(() => true);
+      } finally {
+        JSON.parse = original;
+      }
+      expect(ids(b)).toEqual(['id-0002']);
+    });
+
+    it('ignores a note that is not a list of ids', async () => {
+      const a = createQueue('A', WIDE, events());
+      await a.add(rec(1));
+      localStorage.setItem('svc_sent', '{"id-0001":true}');
+      const b = createQueue('B', WIDE, events());
+      await b.adopt(() => true);
+      expect(ids(b)).toEqual(['id-0001']);
+      b.markSent(['x1']);
+      expect(JSON.parse(localStorage.getItem('svc_sent')!)).toEqual(['x1']);
+    });
+  });
+
+  describe('unmarkSent', () => {
+    it('takes back only the ids given, and the whole note once it is empty', () => {
+      const q = createQueue('A', WIDE, events());
+      q.markSent(['x1', 'x2', 'x3']);
+      q.unmarkSent(['x2']);
+      expect(JSON.parse(localStorage.getItem('svc_sent')!)).toEqual(['x1', 'x3']);
+      q.unmarkSent(['x1', 'x3']);
+      expect(localStorage.getItem('svc_sent')).toBeNull();
     });
   });
 
@@ -172,46 +302,68 @@ describe('createQueue', () => {
       expect(DEFAULT_BOUNDS).toEqual({ maxCount: 10000, maxBytes: 5000000, maxAgeMs: 7 * 24 * 3600 * 1000 });
     });
 
-    it('drops the oldest records past maxCount and reports overflow with their ids', async () => {
+    it('refuses a record past maxCount with queue_full and its id, and keeps every record queued before', async () => {
       const ev = events();
       const q = createQueue('A', { ...WIDE, maxCount: 2 }, ev);
       await q.add(rec(1));
       await q.add(rec(2));
-      await q.add(rec(3));
-      await q.add(rec(4));
-      expect(ids(q)).toEqual(['id-0003', 'id-0004']);
-      await vi.waitFor(() => expect(ev.dropped).toHaveBeenCalledTimes(2));
-      expect(ev.dropped).toHaveBeenNthCalledWith(1, 'overflow', ['id-0001']);
-      expect(ev.dropped).toHaveBeenNthCalledWith(2, 'overflow', ['id-0002']);
-      await vi.waitFor(async () => expect(await storedIds()).toEqual(['id-0003', 'id-0004']));
+      const e = await refusal(q.add(rec(3)));
+      expect(e).toBeInstanceOf(Error);
+      expect(e.code).toBe('queue_full');
+      expect(e.messageIds).toEqual(['id-0003']);
+      expect((await refusal(q.add(rec(4)))).messageIds).toEqual(['id-0004']);
+      expect(ids(q)).toEqual(['id-0001', 'id-0002']);
+      await q.flushed();
+      expect(await storedIds()).toEqual(['id-0001', 'id-0002']);
+      expect(ev.expired).not.toHaveBeenCalled();
     });
 
-    it('drops the oldest records past maxBytes and reports overflow', async () => {
-      const ev = events();
-      const q = createQueue('A', { ...WIDE, maxBytes: 250 }, ev);
+    it('refuses a record that would pass maxBytes; room freed by a removal is usable again', async () => {
+      const q = createQueue('A', { ...WIDE, maxBytes: 250 }, events());
       await q.add(rec(1, 'A', { bytes: 100 }));
       await q.add(rec(2, 'A', { bytes: 100 }));
-      expect(ev.dropped).not.toHaveBeenCalled();
-      await q.add(rec(3, 'A', { bytes: 100 }));
-      expect(ids(q)).toEqual(['id-0002', 'id-0003']);
-      await vi.waitFor(() => expect(ev.dropped).toHaveBeenCalledWith('overflow', ['id-0001']));
+      const e = await refusal(q.add(rec(3, 'A', { bytes: 100 })));
+      expect(e.code).toBe('queue_full');
+      expect(e.messageIds).toEqual(['id-0003']);
+      // a smaller record still fits: exactly at the bound
+      await q.add(rec(4, 'A', { bytes: 50 }));
+      expect(ids(q)).toEqual(['id-0001', 'id-0002', 'id-0004']);
       // the byte count follows removals too
-      await q.remove(['id-0002']);
-      await q.add(rec(4, 'A', { bytes: 100 }));
-      expect(ids(q)).toEqual(['id-0003', 'id-0004']);
-      expect(ev.dropped).toHaveBeenCalledTimes(1);
+      await q.remove(['id-0001']);
+      await q.add(rec(5, 'A', { bytes: 100 }));
+      expect(ids(q)).toEqual(['id-0002', 'id-0004', 'id-0005']);
     });
 
-    it('drops records older than maxAgeMs and reports them as expired', async () => {
+    it('counts adopted records against the bounds', async () => {
+      const a = createQueue('A', WIDE, events());
+      await Promise.all([a.add(rec(1)), a.add(rec(2))]);
+      const b = createQueue('B', { ...WIDE, maxCount: 2 }, events());
+      await b.adopt(() => true);
+      expect((await refusal(b.add(rec(3, 'B')))).code).toBe('queue_full');
+    });
+
+    it('drops records older than maxAgeMs and reports them once, with all their ids', async () => {
       const ev = events();
       const now = Date.now();
       const q = createQueue('A', { ...WIDE, maxAgeMs: 1000 }, ev);
       await q.add(rec(1, 'A', { queuedAt: now - 5000 }));
-      await q.add(rec(2, 'A', { queuedAt: now }));
-      expect(ids(q)).toEqual(['id-0002']);
-      await vi.waitFor(() => expect(ev.dropped).toHaveBeenCalledWith('expired', ['id-0001']));
-      expect(ev.dropped).not.toHaveBeenCalledWith('overflow', expect.anything());
-      await vi.waitFor(async () => expect(await storedIds()).toEqual(['id-0002']));
+      await q.add(rec(2, 'A', { queuedAt: now - 4000 }));
+      await q.add(rec(3, 'A', { queuedAt: now }));
+      expect(ids(q)).toEqual(['id-0003']);
+      await vi.waitFor(() => expect(ev.expired).toHaveBeenCalledWith(['id-0001', 'id-0002']));
+      expect(ev.expired).toHaveBeenCalledTimes(1);
+      await vi.waitFor(async () => expect(await storedIds()).toEqual(['id-0003']));
+    });
+
+    it('makes room with expired records before it refuses one', async () => {
+      const ev = events();
+      const now = Date.now();
+      const q = createQueue('A', { ...WIDE, maxCount: 2, maxAgeMs: 1000 }, ev);
+      await q.add(rec(1, 'A', { queuedAt: now - 5000 }));
+      await q.add(rec(2, 'A', { queuedAt: now - 4000 }));
+      await q.add(rec(3, 'A', { queuedAt: now }));
+      expect(ids(q)).toEqual(['id-0003']);
+      await vi.waitFor(() => expect(ev.expired).toHaveBeenCalledWith(['id-0001', 'id-0002']));
     });
 
     it('drops expired records it adopts', async () => {
@@ -222,7 +374,8 @@ describe('createQueue', () => {
       const b = createQueue('B', { ...WIDE, maxAgeMs: 30000 }, ev);
       await b.adopt(() => true);
       expect(ids(b)).toEqual(['id-0002']);
-      await vi.waitFor(() => expect(ev.dropped).toHaveBeenCalledWith('expired', ['id-0001']));
+      await vi.waitFor(() => expect(ev.expired).toHaveBeenCalledWith(['id-0001']));
+      await vi.waitFor(async () => expect(await storedIds()).toEqual(['id-0002']));
     });
   });
 
@@ -248,6 +401,30 @@ describe('createQueue', () => {
       expect(ids(b)).toEqual(['id-0002']);
       expect((await stored()).find((r) => r.id == 'id-0001')!.owner).toBe('A');
     });
+
+    it("resolves to the queuedAt of the oldest record it left to another tab", async () => {
+      const t = Date.now();
+      const a = createQueue('A', WIDE, events());
+      await a.add(rec(1, 'A', { queuedAt: t - 1000 }));
+      await a.add(rec(2, 'A', { queuedAt: t - 3000 }));
+      const c = createQueue('C', WIDE, events());
+      await c.add(rec(3, 'C', { queuedAt: t - 5000 }));
+      const b = createQueue('B', WIDE, events());
+      await b.add(rec(4, 'B', { queuedAt: t - 9000 }));
+      // C's record is adopted, so A's oldest is the one left; B's own record never counts
+      expect(await b.adopt((r) => r.owner == 'C')).toBe(t - 3000);
+      expect(ids(b)).toEqual(['id-0003', 'id-0004']);
+    });
+
+    it('resolves to 0 when it left no record to another tab', async () => {
+      const b = createQueue('B', WIDE, events());
+      expect(await b.adopt(() => false)).toBe(0);
+      await b.add(rec(1, 'B'));
+      expect(await b.adopt(() => false)).toBe(0);
+      const a = createQueue('A', WIDE, events());
+      await a.add(rec(2, 'A'));
+      expect(await b.adopt(() => true)).toBe(0);
+    });
   });
 
   describe('without IndexedDB', () => {
@@ -271,8 +448,11 @@ describe('createQueue', () => {
       expect(ids(q)).toEqual(['id-0001', 'id-0002']);
       await q.remove(['id-0001']);
       expect(ids(q)).toEqual(['id-0002']);
-      q.removeOnExit(['id-0002']);
+      const out = q.takeOut(['id-0002']);
       expect(ids(q)).toEqual([]);
+      q.putBack(out);
+      expect(ids(q)).toEqual(['id-0002']);
+      await q.remove(['id-0002']);
       await q.adopt(() => true);
       await q.add(rec(3));
       expect(ids(q)).toEqual(['id-0003']);
@@ -280,12 +460,12 @@ describe('createQueue', () => {
     });
 
     it('still enforces its bounds', async () => {
-      const ev = events();
-      const q = createQueue('A', { ...WIDE, maxCount: 1 }, ev);
+      const q = createQueue('A', { ...WIDE, maxCount: 1 }, events());
       await q.add(rec(1));
-      await q.add(rec(2));
-      expect(ids(q)).toEqual(['id-0002']);
-      await vi.waitFor(() => expect(ev.dropped).toHaveBeenCalledWith('overflow', ['id-0001']));
+      const e = await refusal(q.add(rec(2)));
+      expect(e.code).toBe('queue_full');
+      expect(e.messageIds).toEqual(['id-0002']);
+      expect(ids(q)).toEqual(['id-0001']);
     });
   });
 });
