@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createScheduler, type SchedulerDeps } from '../src/scheduler';
 import type { Queue, QueueRecord } from '../src/queue';
 import type { Tabs } from '../src/locks';
+import { createTransport, type Transport } from '../src/transport';
 import type { AnalyticsError, Message } from '../src/types';
 import { byteLength } from '../src/validate';
 
@@ -24,9 +25,20 @@ function fakeQueue() {
     records,
     list: () => records,
     flushed: () => Promise.resolve(),
+    // IndexedDB work: the real queue drops the records from memory and from the store.
     remove: vi.fn(async (ids: string[]) => drop(ids)),
-    removeOnExit: vi.fn((ids: string[]) => drop(ids)),
-    markSent: vi.fn((_ids: string[]) => {}),
+    // Memory only, as the real queue does.
+    takeOut: vi.fn((ids: string[]) => {
+      const out = records.filter((r) => ids.includes(r.id));
+      drop(ids);
+      return out;
+    }),
+    putBack: vi.fn((back: QueueRecord[]) => {
+      records.push(...back);
+      records.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    }),
+    // True when the note was written (false where localStorage is unusable).
+    markSent: vi.fn((_ids: string[]) => true),
     unmarkSent: vi.fn((_ids: string[]) => {}),
   };
 }
@@ -50,14 +62,17 @@ function mockFetch(replies: Reply[] | ((body: string) => Reply)) {
 const bodies = (f: ReturnType<typeof mockFetch>) => f.mock.calls.map((c) => String(c[1].body));
 const batchIds = (text: string) => (JSON.parse(text).batch as Message[]).map((m) => m.messageId);
 
+// Stub fetch (and sendBeacon) first: the transport takes them when it is created, here.
 function setup(over: Partial<SchedulerDeps> = {}) {
   const queue = fakeQueue();
   const tabs = { id: 'me', exclusive: <T>(fn: () => Promise<T>) => fn() } as unknown as Tabs;
   const report = vi.fn<(e: AnalyticsError) => void>();
   const emit = vi.fn();
+  const transport: Transport = over.transport || createTransport();
   const scheduler = createScheduler({
     queue: queue as unknown as Queue,
     tabs,
+    transport,
     url: URL_,
     writeKey: KEY,
     flushAt: 20,
@@ -74,7 +89,7 @@ function setup(over: Partial<SchedulerDeps> = {}) {
     }
     return rs;
   };
-  return { queue, scheduler, report, emit, add };
+  return { queue, scheduler, report, emit, add, transport };
 }
 
 function stubBeacon(beacon: (...a: any[]) => boolean, online = true) {
@@ -221,16 +236,72 @@ describe('createScheduler', () => {
       expect(queue.records).toEqual([]);
     });
 
-    it('retries a network error', async () => {
-      const fn = vi.fn().mockRejectedValueOnce(new TypeError('Failed to fetch')).mockResolvedValue({ status: 200, headers: { get: () => null } });
+    it('retries a network error after a backoff, counting one attempt', async () => {
+      const ok = { status: 200, headers: { get: () => null } };
+      // the keepalive request and its immediate re-send without keepalive both fail
+      const fn = vi.fn().mockRejectedValueOnce(new TypeError('Failed to fetch')).mockRejectedValueOnce(new TypeError('Failed to fetch')).mockResolvedValue(ok);
       vi.stubGlobal('fetch', fn);
-      const { add, queue } = setup({ flushAt: 1 });
-      add(record());
+      const { add, queue, emit } = setup({ flushAt: 1 });
+      const [r] = add(record());
       await advance(0);
-      expect(queue.records).toHaveLength(1);
+      expect(fn).toHaveBeenCalledTimes(1);
+      await advance(1); // the re-send waits one task (a fake timer set during a tick is due 1 ms later)
+      expect(fn).toHaveBeenCalledTimes(2);
+      expect(queue.records).toEqual([r]);
+      expect(r.attempts).toBe(1);
+      expect(emit).toHaveBeenCalledWith('retry', expect.objectContaining({ status: 0, messageIds: [r.id] }));
+      await advance(1000);
+      expect(fn).toHaveBeenCalledTimes(3);
+      expect(queue.records).toEqual([]);
+    });
+
+    it('sends a keepalive request the browser failed again at once, without keepalive, after one task', async () => {
+      const ok = { status: 200, headers: { get: () => null } };
+      const fn = vi.fn().mockRejectedValueOnce(new TypeError('Failed to fetch')).mockResolvedValue(ok);
+      vi.stubGlobal('fetch', fn);
+      const { scheduler, queue, emit } = setup();
+      const r = record();
+      queue.records.push(r);
+      const done = scheduler.flush();
+      await drain();
+      expect(fn).toHaveBeenCalledTimes(1);
+      await advance(0);
+      await done;
+      expect(fn).toHaveBeenCalledTimes(2);
+      const [first, second] = fn.mock.calls.map((c) => c[1] as RequestInit);
+      expect(first.keepalive).toBe(true);
+      expect(second.keepalive).toBe(false);
+      expect(second.body).toBe(first.body);
+      expect(queue.records).toEqual([]);
+      expect(r.attempts).toBe(0);
+      expect(emit).not.toHaveBeenCalledWith('retry', expect.anything());
+    });
+
+    it('retries a network error of a request without keepalive after a backoff, not at once', async () => {
+      const ok = { status: 200, headers: { get: () => null } };
+      const fn = vi.fn().mockRejectedValueOnce(new TypeError('Failed to fetch')).mockResolvedValue(ok);
+      vi.stubGlobal('fetch', fn);
+      const { scheduler, queue } = setup();
+      const rs = Array.from({ length: 4 }, () => record(20000)); // over the 60,000-byte keepalive budget together
+      queue.records.push(...rs);
+      await scheduler.flush();
+      await advance(0);
+      expect(fn).toHaveBeenCalledTimes(1);
+      expect((fn.mock.calls[0][1] as RequestInit).keepalive).toBe(false);
+      expect(queue.records).toEqual(rs);
       await advance(1000);
       expect(fn).toHaveBeenCalledTimes(2);
       expect(queue.records).toEqual([]);
+    });
+
+    it('sends with keepalive only what fits the keepalive budget', async () => {
+      const fetch = mockFetch([{ status: 200 }]);
+      const { scheduler, queue } = setup();
+      queue.records.push(record(100));
+      await scheduler.flush();
+      queue.records.push(record(30000), record(30000));
+      await scheduler.flush();
+      expect(fetch.mock.calls.map((c) => c[1].keepalive)).toEqual([true, false]);
     });
 
     it('waits as long as Retry-After says', async () => {
@@ -290,6 +361,45 @@ describe('createScheduler', () => {
       expect(delivered.sort()).toEqual([rs[0].id, rs[1].id, rs[3].id].sort());
     });
 
+    it('splits a batch answered 400 at once, without counting an attempt or waiting', async () => {
+      const fetch = mockFetch((body) => ({ status: body.includes('"BAD"') ? 400 : 200 }));
+      const { scheduler, queue, report, emit } = setup();
+      const rs = [record(), record(0, { marker: 'BAD' }), record(), record(), record()];
+      const [a, bad, c, d, e] = rs;
+      queue.records.push(...rs);
+      // No timer runs inside flush(): every half goes out before it settles.
+      await scheduler.flush();
+      expect(bodies(fetch).map(batchIds)).toEqual([
+        rs.map((r) => r.id),
+        [a.id, bad.id, c.id],
+        [a.id, bad.id],
+        [a.id],
+        [bad.id],
+        [c.id],
+        [d.id, e.id],
+      ]);
+      expect(rs.map((r) => r.attempts)).toEqual([0, 0, 0, 0, 0]);
+      expect(emit).not.toHaveBeenCalledWith('retry', expect.anything());
+      expect(queue.records).toEqual([]);
+      expect(report).toHaveBeenCalledTimes(1);
+      expect(report.mock.calls[0][0].message).toContain(bad.id);
+    });
+
+    it('counts only a failed delivery after a split as an attempt, with the first backoff', async () => {
+      const fetch = mockFetch((body) => ({ status: body.includes('"BAD"') ? 400 : 503 }));
+      const { scheduler, queue, emit } = setup();
+      const [good, bad] = [record(), record(0, { marker: 'BAD' })];
+      queue.records.push(good, bad);
+      await scheduler.flush();
+      expect(bodies(fetch).map(batchIds)).toEqual([[good.id, bad.id], [good.id]]);
+      expect(good.attempts).toBe(1);
+      expect(bad.attempts).toBe(0);
+      const retry = emit.mock.calls.find((c) => c[0] == 'retry')![1] as { delay: number; messageIds: string[] };
+      expect(retry.messageIds).toEqual([good.id]);
+      expect(retry.delay).toBeLessThanOrEqual(1000);
+      expect(queue.records).toEqual([good, bad]);
+    });
+
     it('keeps the whole batch and retries it on 401 (the key is refused, not a message)', async () => {
       const fetch = mockFetch([{ status: 401 }, { status: 200 }]);
       const { scheduler, queue, report } = setup();
@@ -324,7 +434,7 @@ describe('createScheduler', () => {
       const { scheduler, queue, emit } = setup();
       const rs = Array.from({ length: 12 }, (_, i) => record(9000 + ((i * 3571) % 9000)));
       queue.records.push(...rs);
-      scheduler.exit();
+      scheduler.exit(false);
       expect(beacon.mock.calls.length).toBeGreaterThan(1);
       const seen: string[] = [];
       for (const [url, data] of beacon.mock.calls) {
@@ -336,36 +446,155 @@ describe('createScheduler', () => {
         seen.push(...(parsed.batch as Message[]).map((m) => m.messageId));
       }
       expect(seen).toEqual(rs.map((r) => r.id));
-      expect(queue.removeOnExit.mock.calls.flatMap((c) => c[0])).toEqual(rs.map((r) => r.id));
       expect(queue.records).toEqual([]);
       expect(fetch).not.toHaveBeenCalled();
-      expect(emit).toHaveBeenCalledWith('delivered', expect.any(Array));
+      const delivered = emit.mock.calls.filter((c) => c[0] == 'delivered').flatMap((c) => (c[1] as Message[]).map((m) => m.messageId));
+      expect(delivered).toEqual(rs.map((r) => r.id));
     });
 
-    it('keeps the records when the browser refuses the beacon', () => {
-      const beacon = vi.fn(() => false);
+    it('takes the records out of memory before the beacon, and notes them as sent only once it is accepted', () => {
+      let queue!: ReturnType<typeof fakeQueue>;
+      // What the queue held, and whether anything was noted, at the moment the browser got the beacon.
+      const atBeacon: { queued: string[]; noted: number }[] = [];
+      stubBeacon(() => (atBeacon.push({ queued: queue.records.map((r) => r.id), noted: queue.markSent.mock.calls.length }), true));
+      const s = setup();
+      queue = s.queue;
+      const rs = [record(), record()];
+      queue.records.push(...rs);
+      s.scheduler.exit(false);
+      expect(atBeacon).toEqual([{ queued: [], noted: 0 }]);
+      expect(queue.takeOut).toHaveBeenCalledWith(rs.map((r) => r.id));
+      expect(queue.markSent).toHaveBeenCalledWith(rs.map((r) => r.id));
+    });
+
+    it('sends nothing twice when a second exit follows one cut off right after the beacon', () => {
+      const beacon = vi.fn(() => true);
       stubBeacon(beacon);
-      mockFetch([{ status: 200 }]);
       const { scheduler, queue } = setup();
       const rs = [record(), record()];
       queue.records.push(...rs);
-      scheduler.exit();
-      expect(beacon).toHaveBeenCalled();
-      expect(queue.removeOnExit).not.toHaveBeenCalled();
-      expect(queue.records).toEqual(rs);
+      // The browser stops the handler just after the beacon (Firefox can stop a pagehide handler part-way).
+      queue.markSent.mockImplementationOnce(() => {
+        throw new Error('handler stopped');
+      });
+      expect(() => scheduler.exit(false)).toThrow('handler stopped');
+      scheduler.exit(true);
+      expect(beacon).toHaveBeenCalledTimes(1);
+      expect(batchIds((beacon.mock.calls[0] as unknown[])[1] as string)).toEqual(rs.map((r) => r.id));
     });
 
-    it('removes only what the browser accepted before a refusal', () => {
+    it('finishes the removal when the page is only hidden: IndexedDB delete, then the note is taken back', async () => {
+      stubBeacon(() => true);
+      const { scheduler, queue } = setup();
+      const rs = [record(), record()];
+      queue.records.push(...rs);
+      scheduler.exit(false);
+      const ids = rs.map((r) => r.id);
+      expect(queue.remove).toHaveBeenCalledWith(ids);
+      await drain();
+      expect(queue.unmarkSent).toHaveBeenCalledWith(ids);
+      expect(queue.unmarkSent.mock.invocationCallOrder[0]).toBeGreaterThan(queue.remove.mock.invocationCallOrder[0]);
+    });
+
+    it('does no IndexedDB work at a final exit (pagehide): only the synchronous note', async () => {
+      const beacon = vi.fn(() => true);
+      stubBeacon(beacon);
+      const { scheduler, queue } = setup();
+      const rs = [record(), record()];
+      queue.records.push(...rs);
+      scheduler.exit(true);
+      await drain();
+      expect(beacon).toHaveBeenCalledTimes(1);
+      expect(queue.markSent).toHaveBeenCalledWith(rs.map((r) => r.id));
+      expect(queue.remove).not.toHaveBeenCalled();
+      expect(queue.unmarkSent).not.toHaveBeenCalled();
+      expect(queue.records).toEqual([]);
+    });
+
+    it('removes from IndexedDB at a final exit after all when no note could be written', async () => {
+      stubBeacon(() => true);
+      const { scheduler, queue } = setup();
+      const rs = [record(), record()];
+      queue.records.push(...rs);
+      queue.markSent.mockReturnValue(false); // localStorage unusable: the next load would never learn of the hand-off
+      scheduler.exit(true);
+      expect(queue.remove).toHaveBeenCalledWith(rs.map((r) => r.id));
+    });
+
+    it('sends nothing more after a final exit until the page is shown again', async () => {
+      const beacon = vi.fn((..._a: unknown[]) => true);
+      stubBeacon(beacon);
+      const { scheduler, queue } = setup();
+      const a = record();
+      queue.records.push(a);
+      scheduler.exit(true);
+      expect(beacon).toHaveBeenCalledTimes(1);
+      const b = record();
+      queue.records.push(b);
+      scheduler.exit(false);
+      scheduler.exit(true);
+      expect(beacon).toHaveBeenCalledTimes(1);
+      expect(queue.records).toEqual([b]);
+      scheduler.shown();
+      scheduler.exit(false);
+      expect(beacon).toHaveBeenCalledTimes(2);
+      expect(batchIds(beacon.mock.calls[1][1] as string)).toEqual([b.id]);
+    });
+
+    it('puts the records back, in order, when the browser refuses the beacon', () => {
+      const beacon = vi.fn(() => false);
+      stubBeacon(beacon);
+      mockFetch([{ status: 200 }]);
+      const { scheduler, queue, emit } = setup();
+      const rs = [record(), record()];
+      queue.records.push(...rs);
+      scheduler.exit(true);
+      expect(beacon).toHaveBeenCalledTimes(1);
+      expect(queue.putBack).toHaveBeenCalledWith(rs);
+      expect(queue.records).toEqual(rs);
+      expect(queue.markSent).not.toHaveBeenCalled();
+      expect(queue.remove).not.toHaveBeenCalled();
+      expect(emit).not.toHaveBeenCalledWith('delivered', expect.anything());
+    });
+
+    it('removes only what the browser accepted before a refusal, and tries no group after it', () => {
       const beacon = vi.fn().mockReturnValueOnce(true).mockReturnValue(false);
       stubBeacon(beacon);
       mockFetch([{ status: 200 }]);
       const { scheduler, queue } = setup();
       const rs = Array.from({ length: 6 }, () => record(25000));
       queue.records.push(...rs);
-      scheduler.exit();
-      const accepted = (JSON.parse(beacon.mock.calls[0][1]).batch as Message[]).map((m) => m.messageId);
+      scheduler.exit(false);
+      expect(beacon).toHaveBeenCalledTimes(2);
+      const accepted = batchIds(beacon.mock.calls[0][1]);
       expect(accepted.length).toBeGreaterThan(0);
       expect(queue.records.map((r) => r.id)).toEqual(rs.map((r) => r.id).filter((id) => !accepted.includes(id)));
+      expect(queue.markSent.mock.calls).toEqual([[accepted]]);
+    });
+
+    it('hands a request in flight without keepalive to a beacon at a final exit only (it dies with the page)', async () => {
+      const beacon = vi.fn((..._a: unknown[]) => true);
+      stubBeacon(beacon);
+      let answer!: (v: unknown) => void;
+      const fetch = vi.fn((..._a: unknown[]) => new Promise((r) => (answer = r)));
+      vi.stubGlobal('fetch', fetch);
+      const { scheduler, queue, transport } = setup();
+      vi.spyOn(transport, 'fits').mockReturnValue(false); // the keepalive budget is used up
+      const inflight = record();
+      queue.records.push(inflight);
+      const done = scheduler.flush();
+      await drain();
+      expect((fetch.mock.calls[0][1] as RequestInit).keepalive).toBe(false);
+      // Only hidden: the page lives on and sees the answer.
+      scheduler.exit(false);
+      expect(beacon).not.toHaveBeenCalled();
+      expect(queue.markSent).not.toHaveBeenCalled();
+      scheduler.exit(true);
+      expect(beacon).toHaveBeenCalledTimes(1);
+      expect(batchIds(beacon.mock.calls[0][1] as string)).toEqual([inflight.id]);
+      expect(queue.markSent).toHaveBeenCalledWith([inflight.id]);
+      answer({ status: 200, headers: { get: () => null } });
+      await done;
     });
 
     it('keeps the messages queued during a backoff', async () => {
@@ -375,8 +604,11 @@ describe('createScheduler', () => {
       const { add, scheduler, queue } = setup({ flushAt: 1 });
       const rs = add(record());
       await advance(0);
-      scheduler.exit();
+      scheduler.exit(false);
+      scheduler.shown();
+      scheduler.exit(true);
       expect(beacon).not.toHaveBeenCalled();
+      expect(queue.takeOut).not.toHaveBeenCalled();
       expect(queue.records).toEqual(rs);
     });
 
@@ -387,7 +619,7 @@ describe('createScheduler', () => {
       const { scheduler, queue } = setup();
       const rs = [record()];
       queue.records.push(...rs);
-      scheduler.exit();
+      scheduler.exit(true);
       expect(beacon).not.toHaveBeenCalled();
       expect(fetch).not.toHaveBeenCalled();
       expect(queue.records).toEqual(rs);
@@ -405,7 +637,7 @@ describe('createScheduler', () => {
       await drain();
       const later = record();
       queue.records.push(later);
-      scheduler.exit();
+      scheduler.exit(true);
       const beaconed = beacon.mock.calls.flatMap((c: unknown[]) => batchIds(c[1] as string));
       expect(beaconed).toEqual([later.id]);
       // The keepalive request outlives the page: its ids are noted as handed to the browser, synchronously.
@@ -422,7 +654,8 @@ describe('createScheduler', () => {
     it('keeps the note when the noted request fails with a network error (the browser may still deliver it)', async () => {
       stubBeacon(vi.fn(() => true));
       let fail!: (e: unknown) => void;
-      vi.stubGlobal('fetch', vi.fn(() => new Promise((_, r) => (fail = r))));
+      const fetch = vi.fn(() => new Promise((_, r) => (fail = r)));
+      vi.stubGlobal('fetch', fetch);
       const { scheduler, queue } = setup();
       const inflight = record();
       queue.records.push(inflight);
@@ -431,10 +664,12 @@ describe('createScheduler', () => {
       // Chromium rejects the fetch as the page unloads, before pagehide reaches us: the exit still notes it.
       fail(new TypeError('Failed to fetch'));
       await drain();
-      scheduler.exit();
+      scheduler.exit(true);
       expect(queue.markSent).toHaveBeenCalledWith([inflight.id]);
       await advance(10);
       await done;
+      // not sent again without keepalive: the browser has it
+      expect(fetch).toHaveBeenCalledTimes(1);
       expect(queue.unmarkSent).not.toHaveBeenCalled();
       // the page lived on (a bfcache restore): the record is still queued for a retry
       expect(queue.records).toEqual([inflight]);
@@ -449,7 +684,7 @@ describe('createScheduler', () => {
       queue.records.push(inflight);
       const done = scheduler.flush();
       await drain();
-      scheduler.exit();
+      scheduler.exit(false);
       expect(queue.markSent).toHaveBeenCalledWith([inflight.id]);
       answer({ status: 503, headers: { get: () => null } });
       await done;
