@@ -18,7 +18,9 @@ export const ENGINES = /** @type {EngineName[]} */ (['chromium', 'firefox', 'web
 const COMMAND_MS = 30_000;
 
 const FIREFOX = process.env.FIREFOX_PATH || '/usr/bin/firefox-esr';
-const MINIBROWSER = process.env.MINIBROWSER_PATH || '/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser';
+// Debian's libwebkit2gtk-4.1-0 (a dependency of webkit2gtk-driver) puts it under the multiarch directory.
+const MULTIARCH = { x64: 'x86_64-linux-gnu', arm64: 'aarch64-linux-gnu' }[process.arch] || `${process.arch}-linux-gnu`;
+const MINIBROWSER = process.env.MINIBROWSER_PATH || `/usr/lib/${MULTIARCH}/webkit2gtk-4.1/MiniBrowser`;
 
 /** The first executable called `cmd` on PATH, or null. */
 function which(cmd) {
@@ -43,7 +45,7 @@ export function missing(name) {
   if (name === 'webkit') {
     const need = [];
     if (!which('WebKitWebDriver')) need.push('WebKitWebDriver (Debian package webkit2gtk-driver)');
-    if (!existsSync(MINIBROWSER)) need.push(`${MINIBROWSER} (Debian package webkit2gtk-driver)`);
+    if (!existsSync(MINIBROWSER)) need.push(`${MINIBROWSER} (Debian package libwebkit2gtk-4.1-0, with webkit2gtk-driver)`);
     if (!which('xvfb-run')) need.push('xvfb-run (Debian package xvfb)');
     return need.length ? `webkit: missing ${need.join(', ')}` : null;
   }
