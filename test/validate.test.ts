@@ -1,6 +1,28 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { byteLength, check, MESSAGE_LIMIT, sanitize } from '../src/validate';
-import type { AnalyticsError } from '../src/types';
+import { byteLength, check, isoDate, MESSAGE_LIMIT, ownKeys, quote, sanitize, stringify, timestamp } from '../src/validate';
+import type { AnalyticsError, JSONValue } from '../src/types';
+
+// Runs `fn` with a built-in replaced the way a page might, and puts it back after.
+function patched<T extends object, K extends keyof T>(target: T, key: K, value: unknown, fn: () => void) {
+  const saved = Object.getOwnPropertyDescriptor(target, key);
+  (target as any)[key] = value;
+  try {
+    fn();
+  } finally {
+    if (saved) Object.defineProperty(target, key, saved);
+    else delete target[key];
+  }
+}
+
+// A small seeded PRNG (mulberry32), so a failure can be replayed.
+function prng(seed: number) {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
 
 describe('sanitize', () => {
   afterEach(() => {
@@ -121,6 +143,51 @@ describe('sanitize', () => {
     expect(JSON.stringify(sanitize(data))).toBe(JSON.stringify(data));
   });
 
+  it('ignores a toJSON a page put on Array.prototype (Prototype.js turns arrays into strings)', () => {
+    let out: unknown;
+    patched(Array.prototype as any, 'toJSON', function (this: unknown[]) {
+      return 'array of ' + this.length;
+    }, () => (out = sanitize({ list: [1, [2, 3]], e: [] })));
+    expect(out).toEqual({ list: [1, [2, 3]], e: [] });
+  });
+
+  it('ignores a toJSON a page put on Object.prototype', () => {
+    let out: unknown;
+    patched(Object.prototype as any, 'toJSON', () => 'nope', () => (out = sanitize({ a: { b: 1 }, c: [{ d: 2 }] })));
+    expect(out).toEqual({ a: { b: 1 }, c: [{ d: 2 }] });
+    expect(Object.prototype).not.toHaveProperty('toJSON');
+  });
+
+  it("still uses the toJSON of a value's own class", () => {
+    class Money {
+      constructor(private cents: number) {}
+      toJSON() {
+        return { amount: this.cents / 100 };
+      }
+    }
+    expect(sanitize({ price: new Money(1999) })).toEqual({ price: { amount: 19.99 } });
+  });
+
+  it('formats a Date itself, whatever a page did to Date.prototype.toJSON and toISOString', () => {
+    let out: unknown;
+    patched(Date.prototype as any, 'toJSON', () => 'page json', () =>
+      patched(Date.prototype as any, 'toISOString', () => 'page iso', () => (out = sanitize({ d: new Date(0), bad: new Date(NaN) }))),
+    );
+    expect(out).toEqual({ d: '1970-01-01T00:00:00.000Z', bad: null });
+  });
+
+  it('copies own enumerable keys only, even where a page replaced Object.keys', () => {
+    const input = Object.create({ inherited: 1 }, { own: { value: 2, enumerable: true }, hidden: { value: 3 } });
+    let out: unknown;
+    patched(Object, 'keys', (o: object) => {
+      const all: string[] = [];
+      for (const k in o) all.push(k);
+      return all;
+    }, () => (out = sanitize(input)));
+    expect(out).toEqual({ own: 2 });
+    expect(Object.keys(out as object)).toEqual(['own']);
+  });
+
   it('throws when a getter throws', () => {
     const bad = {
       get boom() {
@@ -128,6 +195,190 @@ describe('sanitize', () => {
       },
     };
     expect(() => sanitize({ bad })).toThrow('boom');
+  });
+});
+
+describe('ownKeys', () => {
+  it('lists own enumerable string keys in Object.keys order', () => {
+    const o: any = Object.create({ inherited: 1 });
+    o.b = 1;
+    o[2] = 1;
+    o.a = 1;
+    o[1] = 1;
+    o[Symbol('s')] = 1;
+    Object.defineProperty(o, 'hidden', { value: 1 });
+    expect(ownKeys(o)).toEqual(['1', '2', 'b', 'a']);
+    expect(ownKeys(o)).toEqual(Object.keys(o));
+  });
+
+  it('ignores enumerable keys a page put on Object.prototype', () => {
+    let out: unknown;
+    patched(Object.prototype as any, 'extra', 1, () => (out = ownKeys({ a: 1 })));
+    expect(out).toEqual(['a']);
+  });
+});
+
+describe('isoDate', () => {
+  it('is the ISO 8601 form of a Date, or null for an invalid one', () => {
+    expect(isoDate(new Date(Date.UTC(2026, 0, 2, 3, 4, 5, 6)))).toBe('2026-01-02T03:04:05.006Z');
+    expect(isoDate(new Date('nope'))).toBeNull();
+  });
+});
+
+describe('timestamp', () => {
+  it('takes a Date, an ISO string or a number of ms, as an ISO 8601 date-time in UTC', () => {
+    const iso = '2024-05-06T07:08:09.010Z';
+    expect(timestamp(new Date(iso))).toBe(iso);
+    expect(timestamp(iso)).toBe(iso);
+    expect(timestamp(Date.parse(iso))).toBe(iso);
+    expect(timestamp('2024-05-06T09:08:09+02:00')).toBe('2024-05-06T07:08:09.000Z');
+  });
+
+  it('accepts the years 0000 to 9999', () => {
+    expect(timestamp('0000-01-01T00:00:00.000Z')).toBe('0000-01-01T00:00:00.000Z');
+    expect(timestamp(new Date(Date.UTC(9999, 11, 31, 23, 59, 59, 999)))).toBe('9999-12-31T23:59:59.999Z');
+  });
+
+  it('is undefined for a year ISO 8601 cannot hold in 4 digits', () => {
+    expect(timestamp(new Date(8.64e15))).toBeUndefined(); // +275760-09-13
+    expect(timestamp(new Date(-8.64e15))).toBeUndefined(); // -271821-04-20
+    expect(timestamp(Date.UTC(10000, 0, 1))).toBeUndefined();
+    expect(timestamp('-000001-01-01T00:00:00.000Z')).toBeUndefined();
+    expect(timestamp(Date.UTC(9999, 11, 31, 23, 59, 59, 999) + 1)).toBeUndefined();
+  });
+
+  it('is undefined for what is not a date', () => {
+    expect(timestamp('nope')).toBeUndefined();
+    expect(timestamp(new Date(NaN))).toBeUndefined();
+    expect(timestamp(NaN)).toBeUndefined();
+    expect(timestamp(8.64e15 + 1)).toBeUndefined();
+    expect(timestamp({})).toBeUndefined();
+  });
+
+  it('formats the date itself, whatever a page did to Date.prototype.toISOString', () => {
+    let out: unknown;
+    patched(Date.prototype as any, 'toISOString', () => 'page iso', () => (out = timestamp(new Date(0))));
+    expect(out).toBe('1970-01-01T00:00:00.000Z');
+  });
+});
+
+describe('quote', () => {
+  it('escapes quotes, backslashes and control characters', () => {
+    expect(quote('a"b\\c')).toBe('"a\\"b\\\\c"');
+    expect(quote('\n\r\t')).toBe('"\\n\\r\\t"');
+    expect(quote('\u0000\u001f')).toBe('"\\u0000\\u001f"');
+    expect(quote('')).toBe('""');
+  });
+
+  it('reads back as the same string for every UTF-16 code unit', () => {
+    for (let c = 0; c <= 0xffff; c++) {
+      const s = 'a' + String.fromCharCode(c) + 'b';
+      if (JSON.parse(quote(s)) !== s) throw new Error('code unit ' + c.toString(16) + ' does not read back');
+    }
+  });
+
+  it('keeps a surrogate pair and escapes a lone surrogate, as JSON.stringify does', () => {
+    for (const s of ['😀', '\ud800', '\udfff', 'a\ud83d', '\ude00b', '\ude00\ud83d', '\ud83d\ud83d\ude00', '\ud83d\ude00\ude00'])
+      expect(quote(s)).toBe(JSON.stringify(s));
+  });
+
+  it('writes only well-formed UTF-16, so the body encodes to UTF-8 without replacement characters', () => {
+    const q = quote('x\ud800y\udc00z');
+    expect(new TextDecoder().decode(new TextEncoder().encode(q))).toBe(q);
+  });
+});
+
+describe('stringify', () => {
+  // Same meaning as JSON.stringify: parses to the same value, keys in the same order.
+  const same = (v: JSONValue) => {
+    const text = stringify(v);
+    expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(v)));
+    expect(JSON.stringify(JSON.parse(text))).toBe(JSON.stringify(v));
+  };
+
+  const TRICKY: JSONValue[] = [
+    null,
+    true,
+    false,
+    0,
+    -0,
+    1,
+    -1.5,
+    0.1 + 0.2,
+    1e21,
+    1e-7,
+    5e-324,
+    Number.MAX_VALUE,
+    Number.MAX_SAFE_INTEGER,
+    '',
+    'plain',
+    'quote " backslash \\ slash /',
+    '\b\f\n\r\t\v\u0000\u0001\u001f\u007f',
+    Array.from({ length: 32 }, (_, i) => String.fromCharCode(i)).join(''),
+    'é€日本語 😀 👩‍👩‍👧 \u2028\u2029 \ufeff \uffff',
+    '\ud800',
+    '\udfff',
+    'lone \ud83d in the middle',
+    'reversed \ude00\ud83d pair',
+    '</script><!--',
+    [],
+    {},
+    [[]],
+    [[[], [[], [1, [2, [3, ['deep']]]]]]],
+    [null, true, 'x', 1, { a: [] }],
+    { a: { b: { c: { d: {} } } } },
+    { '': 'empty key', ' ': 'space', '"': 'quote', '\\': 'backslash', '\u0000': 'nul', '😀': 'emoji', '\ud800': 'lone' },
+    { b: 1, a: 2, 10: 'ten', 2: 'two', '-1': 'minus', '01': 'zero one' },
+    { nested: [{ list: [1, 2, { x: [null] }] }], s: 'é' },
+    JSON.parse('{"__proto__": {"polluted": true}, "a": 1}'),
+  ];
+
+  it('gives the same JSON as JSON.stringify for tricky values', () => {
+    for (const v of TRICKY) same(v);
+  });
+
+  it('gives byte for byte what JSON.stringify gives, but for \\b and \\f, written as \\u0008 and \\u000c', () => {
+    // JSON.stringify's text with its two-character escapes \b and \f spelt out (escape pairs read left to right)
+    const spelt = (text: string) => text.replace(/\\(.)/g, (pair, c) => (c == 'b' ? '\\u0008' : c == 'f' ? '\\u000c' : pair));
+    for (const v of TRICKY) expect(stringify(v)).toBe(spelt(JSON.stringify(v)));
+    expect(stringify('\b\f\\b')).toBe('"\\u0008\\u000c\\\\b"');
+  });
+
+  it('gives the same JSON as JSON.stringify for random values (random code units, numbers and nesting)', () => {
+    const random = prng(20260102);
+    const str = () => Array.from({ length: Math.floor(random() * 12) }, () => String.fromCharCode(random() < 0.5 ? Math.floor(random() * 128) : Math.floor(random() * 0x10000))).join('');
+    const num = () => [0, -0, 1 / 3, -1e300, 1e-300, 2 ** 53 + 2, 123456789][Math.floor(random() * 7)] * (random() < 0.5 ? 1 : random());
+    const value = (depth: number): JSONValue => {
+      const r = random();
+      if (depth > 4 || r < 0.3) return [null, true, false][Math.floor(random() * 3)];
+      if (r < 0.5) return str();
+      if (r < 0.6) return num();
+      if (r < 0.8) return Array.from({ length: Math.floor(random() * 5) }, () => value(depth + 1));
+      const o: Record<string, JSONValue> = {};
+      for (let i = Math.floor(random() * 5); i > 0; i--) o[str()] = value(depth + 1);
+      return o;
+    };
+    for (let i = 0; i < 500; i++) same(value(0));
+  });
+
+  it('serialises what sanitize returns for any input, as JSON.stringify would', () => {
+    const input = { d: new Date(0), big: 10n, nan: NaN, list: [undefined, () => 1, new Set([1])], m: new Map([['k', 'v']]), u: undefined };
+    const value = sanitize(input)!;
+    expect(stringify(value)).toBe(JSON.stringify(input, (_k, v) => (typeof v == 'bigint' ? String(v) : v instanceof Set ? [...v] : v instanceof Map ? Object.fromEntries(v) : v)));
+  });
+
+  it("is unaffected by a page's Array.prototype.toJSON, Object.prototype.toJSON, JSON.stringify and Object.keys", () => {
+    const value = { a: [1, [2]], b: { c: [] }, s: 'x' };
+    const expected = '{"a":[1,[2]],"b":{"c":[]},"s":"x"}';
+    let out: unknown;
+    patched(Array.prototype as any, 'toJSON', () => 'array', () =>
+      patched(Object.prototype as any, 'toJSON', () => 'object', () =>
+        patched(JSON, 'stringify', () => 'page', () => patched(Object, 'keys', () => ['page'], () => (out = stringify(value)))),
+      ),
+    );
+    expect(out).toBe(expected);
+    expect(JSON.stringify(value)).toBe(expected);
+    expect([].hasOwnProperty.call(Array.prototype, 'toJSON')).toBe(false);
   });
 });
 
@@ -213,6 +464,43 @@ describe('check', () => {
     let r: ReturnType<typeof check> | undefined;
     expect(() => (r = check(m))).not.toThrow();
     expect((r as AnalyticsError).code).toBe('invalid_payload');
+  });
+
+  it('refuses properties, traits and context that are not objects after sanitising', () => {
+    const notObjects: unknown[] = [null, 'x', 5, true, [], [1], new Date(0), { toJSON: () => 'str' }];
+    for (const k of ['properties', 'traits', 'context'])
+      for (const v of notObjects) {
+        const r = check({ messageId: 'm1', [k]: v }) as AnalyticsError;
+        expect(r.code, `${k}: ${String(v)}`).toBe('invalid_payload');
+        expect(r.message).toContain(k);
+      }
+  });
+
+  it('accepts a message without properties, traits, context or integrations', () => {
+    expect('code' in check({ messageId: 'm1', type: 'alias', userId: 'u' })).toBe(false);
+  });
+
+  it('accepts integrations that map names to booleans', () => {
+    const r = check({ messageId: 'm1', integrations: { All: false, 'Google Analytics': true }, properties: {}, context: {} });
+    expect('code' in r).toBe(false);
+  });
+
+  it('refuses integrations that are not an object, or whose values are not booleans (spec 000 section 2.3)', () => {
+    for (const integrations of [[], 'All', null, { A: 1 }, { A: 'true' }, { A: {} }, { A: null }, { A: true, B: 0 }]) {
+      const r = check({ messageId: 'm1', integrations }) as AnalyticsError;
+      expect(r.code, JSON.stringify(integrations)).toBe('invalid_payload');
+    }
+    expect((check({ messageId: 'm1', integrations: { A: true, B: 0 } }) as AnalyticsError).message).toContain('integrations.B');
+  });
+
+  it("measures with its own serialiser, whatever a page did to JSON.stringify and Array.prototype.toJSON", () => {
+    const m = { messageId: 'm1', properties: { list: [1, 2, 3], s: 'é' } };
+    const expected = byteLength(JSON.stringify(m));
+    let r: ReturnType<typeof check> | undefined;
+    patched(JSON, 'stringify', () => '', () => patched(Array.prototype as any, 'toJSON', () => 'x'.repeat(100000), () => (r = check(m))));
+    if (!r || 'code' in r) throw r;
+    expect(r.bytes).toBe(expected);
+    expect(r.value).toEqual(m);
   });
 
   it('returns invalid_payload when toJSON throws', () => {
