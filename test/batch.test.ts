@@ -105,6 +105,18 @@ describe('planBatches', () => {
   });
 });
 
+// Runs `fn` with a built-in replaced the way a page might, and puts it back after.
+function patched<T extends object>(target: T, key: keyof T, value: unknown, fn: () => void) {
+  const saved = Object.getOwnPropertyDescriptor(target, key);
+  (target as any)[key] = value;
+  try {
+    fn();
+  } finally {
+    if (saved) Object.defineProperty(target, key, saved);
+    else delete target[key];
+  }
+}
+
 describe('body', () => {
   it('is {batch, sentAt} JSON without writeKey by default', () => {
     const text = body([{ a: 1 }], SENT_AT);
@@ -124,5 +136,22 @@ describe('body', () => {
     const items = [item(1, 500), item(2, 700, true), item(3, 300)];
     const empty = byteLength(body([], SENT_AT));
     expect(bodyBytes(items)).toBe(empty + items.reduce((n, x) => n + x.bytes, 0) + items.length - 1);
+  });
+
+  it('is the text JSON.stringify would give for the same body', () => {
+    const messages = [{ messageId: 'm1', properties: { list: [1, 'é', null], s: 'a"b\\c\n😀' } }, { messageId: 'm2' }];
+    expect(body(messages as any, SENT_AT, 'wk"1')).toBe(JSON.stringify({ batch: messages, sentAt: '2026-01-01T00:00:00.000Z', writeKey: 'wk"1' }));
+    expect(body(messages as any, SENT_AT)).toBe(JSON.stringify({ batch: messages, sentAt: '2026-01-01T00:00:00.000Z' }));
+  });
+
+  it("is unaffected by a page's JSON.stringify, Array.prototype.toJSON and Date.prototype.toISOString", () => {
+    const messages = [{ messageId: 'm1', properties: { list: [1, [2]] } }];
+    let text = '';
+    patched(JSON, 'stringify', () => 'page', () =>
+      patched(Array.prototype as any, 'toJSON', () => 'array', () =>
+        patched(Date.prototype, 'toISOString', () => 'page date', () => (text = body(messages as any, SENT_AT, 'k1'))),
+      ),
+    );
+    expect(JSON.parse(text)).toEqual({ batch: messages, sentAt: '2026-01-01T00:00:00.000Z', writeKey: 'k1' });
   });
 });
