@@ -119,6 +119,44 @@ describe('normalise', () => {
       expect(refusal(() => normalise('track', ['x', {}, [1]])).code).toBe('invalid_arguments');
     });
 
+    it('refuses properties that are not an object on the wire (a Date, a toJSON giving a string)', () => {
+      expect(refusal(() => normalise('track', ['x', new Date(0)])).code).toBe('invalid_arguments');
+      expect(refusal(() => normalise('track', ['x', { toJSON: () => 'str' }])).code).toBe('invalid_arguments');
+      expect(normalise('track', ['x', { toJSON: () => ({ a: 1 }) }]).fields.event).toBe('x');
+    });
+
+    it("accepts plain properties when a page put a toJSON on Object.prototype", () => {
+      (Object.prototype as any).toJSON = () => 'page';
+      try {
+        expect(normalise('track', ['x', { a: 1 }]).fields).toEqual({ event: 'x', properties: { a: 1 } });
+      } finally {
+        delete (Object.prototype as any).toJSON;
+      }
+    });
+
+    it('refuses options.integrations and options.context that are not objects', () => {
+      for (const bad of ['All', 5, true, [], [1]]) {
+        const e = refusal(() => normalise('track', ['x', {}, { integrations: bad }]));
+        expect(e.code).toBe('invalid_arguments');
+        expect(e.message).toContain('options.integrations');
+        expect(refusal(() => normalise('track', ['x', {}, { context: bad }])).message).toContain('options.context');
+      }
+    });
+
+    it('accepts null options.integrations and options.context as absent', () => {
+      const options = { integrations: null, context: undefined };
+      expect(normalise('track', ['x', {}, options]).options).toBe(options);
+    });
+
+    it('refuses an options.anonymousId that is not a string or a number', () => {
+      for (const bad of [{}, [], true]) {
+        const e = refusal(() => normalise('track', ['x', {}, { anonymousId: bad }]));
+        expect(e.code).toBe('invalid_arguments');
+        expect(e.message).toContain('options.anonymousId');
+      }
+      expect(normalise('track', ['x', {}, { anonymousId: 42 }]).options).toEqual({ anonymousId: 42 });
+    });
+
     it('refuses non-object page properties too', () => {
       expect(refusal(() => normalise('page', ['Cat', 'Docs', 'nope'])).code).toBe('invalid_arguments');
     });
@@ -181,6 +219,16 @@ describe('normalise', () => {
       expect(n.fields).toEqual({ userId: 'new', previousId: 'old' });
       expect(n.options).toEqual(options);
       expect(n.callback).toBe(cb);
+    });
+
+    it("validates the options in alias's object slot", () => {
+      expect(refusal(() => normalise('alias', ['new', 'old', { integrations: 'All' }])).message).toContain('options.integrations');
+      expect(refusal(() => normalise('alias', ['new', { context: 5 }])).message).toContain('options.context');
+      expect(refusal(() => normalise('alias', ['new', 'old', { anonymousId: {} }])).message).toContain('options.anonymousId');
+      const e = refusal(() => normalise('alias', ['new', 'old', 'third']));
+      expect(e.code).toBe('invalid_arguments');
+      expect(e.message).toContain('options');
+      expect(refusal(() => normalise('alias', ['new', 'old', [1]])).code).toBe('invalid_arguments');
     });
 
     it('refuses a call without a user id', () => {
