@@ -43,6 +43,28 @@ describe('uuid', () => {
     const ids = new Set(Array.from({ length: 100 }, uuid));
     expect(ids.size).toBe(100);
   });
+
+  it('returns a v4 UUID from getRandomValues where crypto.randomUUID throws (an http page, a privacy setting)', () => {
+    vi.spyOn(crypto, 'randomUUID').mockImplementation(() => {
+      throw new DOMException('blocked', 'SecurityError');
+    });
+    const getRandomValues = vi.spyOn(crypto, 'getRandomValues');
+    const ids = Array.from({ length: 20 }, uuid);
+    for (const id of ids) expect(id).toMatch(UUID_V4);
+    expect(new Set(ids).size).toBe(20);
+    expect(getRandomValues).toHaveBeenCalled();
+  });
+
+  it('returns distinct v4 UUIDs where both randomUUID and getRandomValues throw', () => {
+    const blocked = () => {
+      throw new DOMException('blocked', 'SecurityError');
+    };
+    vi.spyOn(crypto, 'randomUUID').mockImplementation(blocked);
+    vi.spyOn(crypto, 'getRandomValues').mockImplementation(blocked);
+    const ids = Array.from({ length: 50 }, uuid);
+    for (const id of ids) expect(id).toMatch(UUID_V4);
+    expect(new Set(ids).size).toBe(50);
+  });
 });
 
 describe('decode', () => {
@@ -63,6 +85,20 @@ describe('decode', () => {
 
   it('keeps a value that is not valid URI encoding', () => {
     expect(decode('100%')).toBe('100%');
+  });
+
+  it('reads JSON with the JSON.parse of load time, whatever the page put in its place', () => {
+    const original = JSON.parse;
+    let out: unknown;
+    JSON.parse = () => {
+      throw new Error('replaced by the page');
+    };
+    try {
+      out = [decode('"abc"'), decode('%7B%22plan%22%3A%22pro%22%7D')];
+    } finally {
+      JSON.parse = original;
+    }
+    expect(out).toEqual(['abc', { plan: 'pro' }]);
   });
 
   it('is undefined for nothing', () => {
@@ -166,6 +202,24 @@ describe('createIdentity', () => {
       return { userId: b.userId(), anonymousId: b.anonymousId() };
     });
     expect(readBack).toEqual(values.map((v) => ({ userId: v, anonymousId: v })));
+  });
+
+  it("stores values as plain JSON, whatever the page did to JSON.stringify and Array.prototype.toJSON", () => {
+    const a = createIdentity();
+    const saved = JSON.stringify;
+    JSON.stringify = () => 'page';
+    (Array.prototype as any).toJSON = () => 'array';
+    try {
+      a.identify('u"1', { tags: ['a', 'b'], nested: { n: 1 } });
+    } finally {
+      JSON.stringify = saved;
+      delete (Array.prototype as any).toJSON;
+    }
+    expect(JSON.parse(localStorage.getItem(KEYS.traits)!)).toEqual({ tags: ['a', 'b'], nested: { n: 1 } });
+    expect(JSON.parse(localStorage.getItem(KEYS.userId)!)).toBe('u"1');
+    const b = createIdentity();
+    expect(b.userId()).toBe('u"1');
+    expect(b.traits()).toEqual({ tags: ['a', 'b'], nested: { n: 1 } });
   });
 
   it('adopts analytics.js ids from cookies in their %22..%22 form on first load', () => {
