@@ -8,6 +8,8 @@ const T = Date.UTC(2026, 0, 1);
 
 // The time a ULID's first 10 characters encode.
 const decodeTime = (id: string) => [...id.slice(0, 10)].reduce((t, c) => t * 32 + ALPHABET.indexOf(c), 0);
+// The 80-bit number a ULID's last 16 characters encode.
+const randomValue = (id: string) => [...id.slice(10)].reduce((n, c) => n * 32n + BigInt(ALPHABET.indexOf(c)), 0n);
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -63,17 +65,20 @@ describe('monotonicUlid', () => {
     const next = monotonicUlid();
     const a = next(T);
     const b = next(T);
-    const value = (s: string) => [...s].reduce((n, c) => n * 32n + BigInt(ALPHABET.indexOf(c)), 0n);
-    expect(value(b.slice(10))).toBe(value(a.slice(10)) + 1n);
+    expect(randomValue(b)).toBe(randomValue(a) + 1n);
   });
 
-  it('stays sorted when the clock goes back, keeping the later time', () => {
+  it('stays sorted when the clock goes back, keeping the later time and incrementing the random part', () => {
     const next = monotonicUlid();
-    const ids = [next(T), next(T - 5000), next(T - 1), next(T), next(T + 1)];
+    const times = [T, ...Array.from({ length: 100 }, (_, i) => T - 1 - ((i * 7919) % 5000))];
+    const ids = times.map(next);
     expect([...ids].sort()).toEqual(ids);
     expect(new Set(ids).size).toBe(ids.length);
-    expect(ids.slice(0, 4).map(decodeTime)).toEqual([T, T, T, T]);
-    expect(decodeTime(ids[4])).toBe(T + 1);
+    for (const id of ids) expect(decodeTime(id)).toBe(T);
+    for (let i = 1; i < ids.length; i++) expect(randomValue(ids[i])).toBe(randomValue(ids[i - 1]) + 1n);
+    const later = next(T + 1);
+    expect(later > ids[ids.length - 1]).toBe(true);
+    expect(decodeTime(later)).toBe(T + 1);
   });
 
   it('takes fresh randomness, not a continuation, when the time moves on', () => {
