@@ -284,7 +284,8 @@ async function launchWebKit() {
         });
       return {
         async newTab() {
-          const { handle } = await exclusive(() => b.createWindow('window'));
+          // New Window needs an open current window: the one last used may have been closed.
+          const { handle } = await on(anchor, () => b.createWindow('window'));
           return {
             goto: (url) => on(handle, () => b.navigateTo(url)).then(() => undefined),
             reload: () => on(handle, () => b.refresh()).then(() => undefined),
@@ -299,11 +300,16 @@ async function launchWebKit() {
               if (!r || !r.ok) throw new Error(`webkit: evaluate failed in the page: ${r ? r.why : 'no result'}`);
               return r.value;
             },
-            // WebDriver Close Window: the page goes as when the user closes it (pagehide, visibilitychange)
+            // WebDriver Close Window: the page goes as when the user closes it (pagehide, visibilitychange). Sent
+            // as a plain request: webdriverio's closeWindow also switches windows behind our back, unawaited.
             close: () =>
               on(handle, async () => {
-                await b.closeWindow();
+                const res = await fetch(`http://127.0.0.1:${port}/session/${b.sessionId}/window`, {
+                  method: 'DELETE',
+                  signal: AbortSignal.timeout(COMMAND_MS),
+                });
                 current = undefined;
+                if (!res.ok) throw new Error(`webkit: closing a window: ${res.status} ${await res.text()}`);
               }),
           };
         },
