@@ -1,5 +1,6 @@
 import type { Callback, CallOptions, JSONObject, MessageType } from './types';
 import { analyticsError } from './errors';
+import { sanitize } from './validate';
 
 /** A call's arguments sorted into message fields, options and callback; pure. */
 export interface NormalisedCall {
@@ -34,7 +35,8 @@ export function normalise(type: MessageType, args: unknown[]): NormalisedCall {
   const bad = (what: string) => {
     throw analyticsError('invalid_arguments', `${type}: ${what}`);
   };
-  if (props != null && !isObj(props)) bad(`expected an object of ${type == 'alias' ? 'options' : type == 'track' || type == 'page' || type == 'screen' ? 'properties' : 'traits'}, got ${typeof props}`);
+  // A Date (or anything whose toJSON is not an object) would not be an object on the wire.
+  if (props != null && (!isObj(props) || (typeof props.toJSON == 'function' && !isObj(sanitize(props))))) bad(`expected an object of ${type == 'alias' ? 'options' : type == 'track' || type == 'page' || type == 'screen' ? 'properties' : 'traits'}, got ${typeof props}`);
   if (options != null && !isObj(options)) bad(`expected an options object, got ${typeof options}`);
   // alias(userId, previousId?, options?): the second "object" slot is options.
   const opts = ((type == 'alias' ? props : options) || {}) as CallOptions;

@@ -1,5 +1,5 @@
 import type { MessageContext, PageContext } from './types';
-import { setOwn } from './validate';
+import { ownKeys, setOwn } from './validate';
 
 /** The library's name and version, stamped on every message as `context.library`. */
 export const LIBRARY = { name: 'svc-analytics', version: '__VERSION__' };
@@ -102,7 +102,7 @@ export function buildContext(env: Environment, page: PageContext): MessageContex
 export function merge<T extends object>(target: T, source?: object | null): T {
   if (!source) return target;
   const out: any = { ...target };
-  for (const k of Object.keys(source)) {
+  for (const k of ownKeys(source)) {
     const v = (source as any)[k];
     const t = out[k];
     setOwn(out, k, v && typeof v == 'object' && !Array.isArray(v) && t && typeof t == 'object' && !Array.isArray(t) ? merge(t, v) : v);

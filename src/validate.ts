@@ -22,10 +22,19 @@ export function byteLength(s: string): number {
 // Taken when the bundle runs: a page that later replaces or extends these built-ins (old libraries such as
 // Prototype.js define `Array.prototype.toJSON`, polyfills replace `JSON.stringify`) changes nothing we send.
 const objectProto = Object.prototype;
-const keys = Object.keys;
 const isArray = Array.isArray;
 const dateToISO = Date.prototype.toISOString;
 const hasOwn = objectProto.hasOwnProperty;
+
+/**
+ * The own enumerable string keys of `o`, in `Object.keys` order, without `Object.keys` (Prototype.js 1.6 replaces it
+ * with a version that lists inherited keys too).
+ */
+export function ownKeys(o: object): string[] {
+  const out: string[] = [];
+  for (const k in o) if (hasOwn.call(o, k)) out.push(k);
+  return out;
+}
 
 /** A Date as ISO 8601 (never through a `toJSON` a page may have given `Date.prototype`); null when invalid. */
 export function isoDate(d: Date): string | null {
@@ -88,7 +97,7 @@ export function sanitize(value: unknown, seen: object[] = [], json = true): JSON
     }
   } else {
     out = {};
-    for (const k of keys(v)) {
+    for (const k of ownKeys(v)) {
       const s = sanitize(v[k], seen);
       if (s !== undefined) setOwn(out, k, s);
     }
@@ -114,7 +123,7 @@ export function stringify(v: JSONValue): string {
   if (v === null || typeof v != 'object') return '' + v;
   if (isArray(v)) return '[' + v.map(stringify).join(',') + ']';
   let s = '';
-  for (const k of keys(v)) s += (s ? ',' : '') + quote(k) + ':' + stringify(v[k]);
+  for (const k of ownKeys(v)) s += (s ? ',' : '') + quote(k) + ':' + stringify(v[k]);
   return '{' + s + '}';
 }
 
@@ -140,7 +149,7 @@ export function check<T extends object>(message: T, limit = MESSAGE_LIMIT): Chec
   }
   for (const k of ['properties', 'traits', 'context', 'integrations'])
     if (hasOwn.call(message, k) && !isObject(value[k])) return analyticsError('invalid_payload', `${k} must be an object`);
-  for (const k of keys(value.integrations || {}))
+  for (const k of ownKeys(value.integrations || {}))
     if (typeof value.integrations[k] != 'boolean') return analyticsError('invalid_payload', `integrations.${k} must be true or false (spec 000 section 2.3)`);
   const bytes = byteLength(stringify(value));
   if (bytes > limit)
