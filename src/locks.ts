@@ -47,10 +47,31 @@ export function createTabs(id: string, gone: () => void) {
     if (!locks || !watches || tab == id || watched.has(tab)) return;
     watched.add(tab);
     // Granted once that tab's page is gone (or, for a moment, in the back/forward cache): its records are orphans.
+    // `gone` runs once our hold on its lock is released, so that the lock no longer looks alive.
+    let granted = false;
     request(tabLock(tab), { signal: watches.signal }, () => {
+      granted = true;
       watched.delete(tab);
-      gone();
-    });
+    }).then(() => granted && gone());
+  };
+  // Says hello to the other tabs (they watch us, and we them), and watches the tabs the lock manager knows of.
+  const hello = () => {
+    try {
+      channel?.close();
+      channel = new BroadcastChannel(PREFIX + 'tabs');
+      channel.onmessage = (e) => {
+        const m = e.data;
+        if (m && typeof m.hello == 'string') {
+          watch(m.hello);
+          // so that the newcomer watches us too
+          if (!m.reply) channel?.postMessage({ hello: id, reply: 1 });
+        }
+      };
+      channel.postMessage({ hello: id });
+    } catch {
+      channel = undefined; // no BroadcastChannel: tabs that load later are found when they are gone
+    }
+    watchAll();
   };
   const watchAll = () =>
     locks?.query().then(
@@ -65,22 +86,8 @@ export function createTabs(id: string, gone: () => void) {
       if (!locks || release) return;
       watches = new AbortController();
       const held = new Promise<void>((r) => (release = r));
-      request(tabLock(id), {}, () => held);
-      try {
-        channel = new BroadcastChannel(PREFIX + 'tabs');
-        channel.onmessage = (e) => {
-          const m = e.data;
-          if (m && typeof m.hello == 'string') {
-            watch(m.hello);
-            // so that the newcomer watches us too
-            if (!m.reply) channel?.postMessage({ hello: id, reply: 1 });
-          }
-        };
-        channel.postMessage({ hello: id });
-      } catch {
-        channel = undefined; // no BroadcastChannel: tabs that load later are found when they are gone
-      }
-      watchAll();
+      // Other tabs hear of us only once our lock is held: one that asked for it before would be granted it at once.
+      request(tabLock(id), {}, () => release && (hello(), held));
     },
     /**
      * Releases this tab's lock and ends its watches and channel, as the page leaves: a page holding a lock, a lock
@@ -109,7 +116,7 @@ export function createTabs(id: string, gone: () => void) {
     exclusive<T>(fn: () => Promise<T>): Promise<T> {
       if (!locks) return fn();
       let result: Promise<T> | undefined;
-      return request(PREFIX + 'send', {}, () => (result = fn()).catch(() => {})).then(() => result || fn());
+      return request(PREFIX + 'send', {}, () => (result = new Promise<T>((r) => r(fn()))).catch(() => {})).then(() => result || fn());
     },
   };
 }

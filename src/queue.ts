@@ -75,18 +75,26 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
       return [];
     }
   };
-  const setSent = (ids: string[]) => {
+  const setSent = (ids: string[]): boolean => {
     try {
       ids.length ? localStorage.setItem(SENT_KEY, stringify(ids)) : localStorage.removeItem(SENT_KEY);
+      return true;
     } catch {
-      // no localStorage: the next load may send these again (at least once)
+      return false; // no localStorage
     }
   };
 
   let bytes = 0;
+  // Records removed for good (delivered, refused, expired): a pending write must not bring them back.
+  const removed = new WeakSet<QueueRecord>();
   const drop = (ids: string[]) => {
     const set = new Set(ids);
-    for (let i = records.length - 1; i >= 0; i--) if (set.has(records[i].id)) bytes -= records.splice(i, 1)[0].bytes;
+    for (let i = records.length - 1; i >= 0; i--)
+      if (set.has(records[i].id)) {
+        const [r] = records.splice(i, 1);
+        bytes -= r.bytes;
+        removed.add(r);
+      }
     return persist((s) => delMany(ids, s));
   };
 
@@ -119,8 +127,9 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
         writing = writing.then(() => {
           const batch = pending;
           pending = [];
-          // Only records still queued are written: one sent or dropped meanwhile must not come back.
-          return persist((s) => setMany(batch.filter((r) => records.includes(r)).map((r) => [r.id, r]), s));
+          // Every record not removed meanwhile (one sent or dropped must not come back; one taken out at a page
+          // exit is written: if its hand-off is never confirmed, the next load sends it).
+          return persist((s) => setMany(batch.filter((r) => !removed.has(r)).map((r) => [r.id, r]), s));
         });
       }
       return writing;
@@ -155,8 +164,8 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
     },
 
     /** Notes synchronously that these ids were handed to the browser (the next load deletes them from the store). */
-    markSent(ids: string[]) {
-      setSent(sentIds().concat(ids));
+    markSent(ids: string[]): boolean {
+      return setSent(sentIds().concat(ids));
     },
 
     /** Takes the note back: this page lived to see the answer and handles the records itself. */

@@ -69,7 +69,11 @@ export function createScheduler(d: SchedulerDeps) {
     }
   };
 
-  const send = async (batch: QueueRecord[]): Promise<boolean> => {
+  const send = async (planned: QueueRecord[]): Promise<boolean> => {
+    // A page exit (only hidden) may have handed some of them to the browser since this pass planned its batches.
+    const queued = new Set(d.queue.list());
+    const batch = planned.filter((r) => queued.has(r));
+    if (!batch.length) return true;
     const messages = batch.map((r) => r.message);
     const text = body(messages, new Date());
     const bytes = byteLength(text);
@@ -174,9 +178,8 @@ export function createScheduler(d: SchedulerDeps) {
           d.queue.putBack(taken);
           break;
         }
-        d.queue.markSent(ids);
-        // Still alive (only hidden): finish the removal now.
-        if (!final) d.queue.remove(ids).then(() => d.queue.unmarkSent(ids));
+        // Still alive (only hidden), or no note could be written: remove them from IndexedDB now.
+        if (!d.queue.markSent(ids) || !final) d.queue.remove(ids).then(() => d.queue.unmarkSent(ids));
         d.emit('delivered', messages);
       }
     },

@@ -41,7 +41,8 @@ export function monotonicUlid() {
     const next = time <= lastTime && increment(lastRandom);
     if (next) lastRandom = next;
     else {
-      lastTime = Math.max(time, lastTime);
+      // a new millisecond; or 2^80 ids in this one (never in practice): borrow the next millisecond
+      lastTime = time > lastTime ? time : lastTime + 1;
       lastRandom = randomPart();
     }
     return encodeTime(lastTime) + lastRandom;
