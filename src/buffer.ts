@@ -13,6 +13,9 @@ export type BufferedCall = [string, unknown[], RecordedPage, number, number, num
 /** A page's buffered calls are taken over by another page only after this long without news of it. */
 export const BUFFER_GRACE_MS = 5000;
 
+/** How long calls taken from another page stay marked done in the buffer (a late bundle of that page skips them). */
+export const DONE_KEPT_MS = 600000;
+
 // The calls of another page worth replaying: those that make a message or change the identity.
 const REPLAYED = /^(identify|track|page|screen|group|alias|reset|setAnonymousId|ecommerce\.\w+|semantic\.\w+)$/;
 // Taken when the bundle runs (a page may replace JSON later).
@@ -21,6 +24,9 @@ const parse = JSON.parse;
 const isCall = (c: any): c is BufferedCall =>
   Array.isArray(c) && typeof c[0] == 'string' && Array.isArray(c[1]) && Array.isArray(c[2]) && typeof c[3] == 'number' && c[4] != null;
 const same = (a: BufferedCall, b: BufferedCall) => a[4] === b[4] && a[5] === b[5];
+/** The call claimed at `claimedAt`, and done if `done`. */
+const mark = (c: BufferedCall, claimedAt: number, done?: 1) =>
+  [c[0], c[1], c[2], c[3], c[4], c[5], claimedAt, ...(done ? [done] : [])] as unknown as BufferedCall;
 
 /** The buffer as stored (what is not a recorded call is ignored); empty when storage is unusable. */
 export function readBuffer(): BufferedCall[] {
@@ -60,8 +66,9 @@ export function planBuffer(buffer: BufferedCall[], recorded: BufferedCall[], own
   const news = new Map<number, number>();
   for (const c of buffer) news.set(c[4], Math.max(news.get(c[4]) || 0, c[6] || c[3]));
   let next: number | undefined;
+  // Another page's calls, and this page's calls that another page claimed and did not finish with in time.
   const others = buffer.filter((c) => {
-    if (c[4] === own || c[7] || !REPLAYED.test(c[0])) return false;
+    if (c[7] || !REPLAYED.test(c[0]) || (c[4] === own && !c[6])) return false;
     const free = (c[6] || news.get(c[4])!) + BUFFER_GRACE_MS;
     if (free <= now) return true;
     next = Math.min(next ?? free, free);
@@ -71,7 +78,7 @@ export function planBuffer(buffer: BufferedCall[], recorded: BufferedCall[], own
   const take = [...others.sort((a, b) => a[3] - b[3]), ...mine];
   return {
     take,
-    buffer: buffer.map((c) => (take.some((t) => same(t, c)) ? (c.slice(0, 6).concat(now) as unknown as BufferedCall) : c)),
+    buffer: buffer.map((c) => (take.some((t) => same(t, c)) ? mark(c, now) : c)),
     next,
   };
 }
@@ -88,12 +95,17 @@ export function takeOverBuffer(recorded: BufferedCall[], own: number | undefined
   if (plan.take.length) writeBuffer(plan.buffer);
   const queued = plan.take.map((c) => Promise.resolve(replay(c)).catch(() => {}));
   Promise.all(queued).then(() => {
-    if (plan.take.length)
-      writeBuffer(
-        readBuffer()
-          .filter((c) => c[4] !== own || !taken(c))
-          .map((c) => (taken(c) ? (c.slice(0, 7).concat(1) as unknown as BufferedCall) : c)),
-      );
+    if (!plan.take.length && !plan.buffer.some((c) => c[4] === own)) return;
+    const adoptedPages = new Set(plan.take.map((c) => c[4]));
+    writeBuffer(
+      readBuffer()
+        // This page's calls it took, or that another page sent, are done with; so are another page's calls that are
+        // not replayed, once that page is adopted.
+        .filter((c) => !(c[4] === own && (taken(c) || c[7])) && (taken(c) || !adoptedPages.has(c[4]) || REPLAYED.test(c[0])))
+        .map((c) => (taken(c) ? mark(c, c[6] || Date.now(), 1) : c))
+        // A done mark matters only while the page it came from might still be loading its bundle.
+        .filter((c) => !c[7] || Date.now() - c[6]! < DONE_KEPT_MS),
+    );
   });
   if (plan.next) setTimeout(() => takeOverBuffer([], own, replay), plan.next - Date.now());
 }

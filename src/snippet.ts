@@ -18,12 +18,14 @@ declare const __BUFFER_KEY__: string;
       a.push(call);
       // Written at once where a later page's bundle finds it: a page that ends before the bundle arrives may get
       // no pagehide. The buffer keeps the last 100 calls of all pages; a call that cannot be written stays unmarked.
-      try {
-        const b = JSON.parse(localStorage[__BUFFER_KEY__] || '[]');
-        b.push(call);
-        localStorage[__BUFFER_KEY__] = JSON.stringify(b.slice(-100));
-        call.kept = 1;
-      } catch {}
+      // (not `load`: the bundle of this page reads it from memory, and no other page needs it)
+      if (m != 'load')
+        try {
+          const b = JSON.parse(localStorage[__BUFFER_KEY__] || '[]');
+          b.push(call);
+          localStorage[__BUFFER_KEY__] = JSON.stringify(b.slice(-100));
+          call.kept = 1;
+        } catch {}
       return a;
     };
   'identify track page screen group alias reset setAnonymousId ready flush on off debug user'
