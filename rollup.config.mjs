@@ -38,7 +38,13 @@ export default [
   },
   {
     input: 'src/browser.ts',
-    output: { file: 'dist/analytics.min.js', format: 'iife' },
+    output: {
+      file: 'dist/analytics.min.js',
+      format: 'iife',
+      // Our code's `Promise` is the engine's own, taken from an async function, whatever a page puts (or put) in
+      // window.Promise: old polyfills and libraries replace it. (async/await already use the engine's own.)
+      intro: 'const Promise = (async () => {})().constructor;',
+    },
     plugins: [constants(), nodeResolve({ browser: true }), ts(), min()],
   },
   {
