@@ -159,6 +159,8 @@ function createHandler({ root, mounts, snippetFile, headers }) {
       if (snippetFile) body = injectSnippet(body.toString('utf8'), await readSnippet(snippetFile));
       const csp = url.searchParams.get('csp');
       if (csp) extra['Content-Security-Policy'] = csp;
+      // `?cache=revalidate`: no-cache instead of no-store, which keeps a page out of the back/forward cache.
+      if (url.searchParams.get('cache') === 'revalidate') extra['Cache-Control'] = 'no-cache';
     }
     end(req, res, 200, body, extra);
   }

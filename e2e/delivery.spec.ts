@@ -2,7 +2,7 @@
 // Retry-After, a 4xx for one message, page exit (beacon), tab close, several tabs, the next page load, and the
 // back/forward cache.
 import { executablePath, args } from '../scripts/chromium.mjs';
-import { test, expect, ready } from './fixtures';
+import { test, expect, ready, expectExactlyOnce } from './fixtures';
 import type { Page } from '@playwright/test';
 
 // A failing library should fail fast, not hang: every test here normally takes a few seconds.
@@ -13,22 +13,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function open(page: Page, url: string) {
   await page.goto(url);
   await ready(page);
-}
-
-/** Counts of each value of `key` among `msgs`. */
-function countBy(msgs: any[], key: (m: any) => string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const m of msgs) out.set(key(m), (out.get(key(m)) || 0) + 1);
-  return out;
-}
-
-/** Asserts that `msgs` hold each of `ids` exactly once and nothing else. */
-function expectExactlyOnce(msgs: any[], ids: string[]) {
-  const counts = countBy(msgs, (m) => m.messageId);
-  const missing = ids.filter((id) => !counts.has(id));
-  const dup = [...counts].filter(([, n]) => n > 1).map(([id]) => id);
-  const extra = [...counts.keys()].filter((id) => !ids.includes(id));
-  expect({ missing: missing.length, duplicated: dup.length, unexpected: extra.length }).toEqual({ missing: 0, duplicated: 0, unexpected: 0 });
 }
 
 test('1,000 events of ~2 KB each arrive exactly once, in requests under 500 KB and far fewer than events', async ({ page, site, collector }) => {

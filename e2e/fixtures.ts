@@ -13,6 +13,8 @@ export interface CollectorHandle {
   /** Waits (bounded, server-side) until at least `min` accepted messages match `query`. */
   waitFor(min: number, query?: Record<string, string | number>, timeoutMs?: number): Promise<any[]>;
   requests(): Promise<any[]>;
+  /** Requests a correct client never sends: over a size limit, bad auth, malformed messages. */
+  violations(): Promise<any[]>;
   stats(): Promise<any>;
   fault(f: Record<string, unknown>): Promise<void>;
   reset(): Promise<void>;
@@ -55,6 +57,7 @@ export const test = base.extend<{ collector: CollectorHandle; site: SiteHandle }
       messages: (q) => get('/_/messages?' + qs(q)),
       waitFor: (min, q = {}, timeoutMs = 20000) => get('/_/messages?' + qs({ ...q, min, timeout: timeoutMs })),
       requests: () => get('/_/requests'),
+      violations: () => get('/_/violations'),
       stats: () => get('/_/stats'),
       fault: (f) => post('/_/fault', f),
       reset: () => post('/_/reset', {}),
@@ -78,6 +81,31 @@ export const test = base.extend<{ collector: CollectorHandle; site: SiteHandle }
 export async function ready(page: Page) {
   await page.waitForFunction(() => (window as any).analytics && (window as any).analytics.initialized);
   await page.evaluate(() => (window as any).analytics.ready());
+}
+
+/** Counts of each value of `key` among `msgs`. */
+export function countBy(msgs: any[], key: (m: any) => string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const m of msgs) out.set(key(m), (out.get(key(m)) || 0) + 1);
+  return out;
+}
+
+/** Asserts that `msgs` hold each of `ids` exactly once and nothing else. */
+export function expectExactlyOnce(msgs: any[], ids: string[]) {
+  const counts = countBy(msgs, (m) => m.messageId);
+  const missing = ids.filter((id) => !counts.has(id));
+  const dup = [...counts].filter(([, n]) => n > 1).map(([id]) => id);
+  const extra = [...counts.keys()].filter((id) => !ids.includes(id));
+  expect({ missing: missing.length, duplicated: dup.length, unexpected: extra.length }).toEqual({ missing: 0, duplicated: 0, unexpected: 0 });
+}
+
+/** Collects uncaught page errors and unhandled rejections of `page` (read them with `page.evaluate(() => __errors)` too). */
+export async function watchErrors(page: Page): Promise<string[]> {
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.addInitScript(() => addEventListener('unhandledrejection', (e) => console.error('unhandledrejection', String(e.reason))));
+  page.on('console', (m) => m.type() == 'error' && m.text().startsWith('unhandledrejection') && errors.push(m.text()));
+  return errors;
 }
 
 export { expect };

@@ -49,6 +49,7 @@ describe('resolve', () => {
       flushAt: 20,
       flushInterval: 1000,
       integrations: {},
+      ignored: [],
       bounds: { maxCount: 10000, maxBytes: 5000000, maxAgeMs: 604800000 },
     });
     expect(DEFAULT_BOUNDS).toEqual({ maxCount: 10000, maxBytes: 5000000, maxAgeMs: 604800000 });
@@ -69,8 +70,15 @@ describe('resolve', () => {
       flushAt: 5,
       flushInterval: 0,
       integrations,
+      ignored: [],
       bounds: { maxCount: 10, maxBytes: 1000, maxAgeMs: 60000 },
     });
+  });
+
+  it('leaves out integrations whose value is not a boolean (spec 000 section 2.3), naming them', () => {
+    const r = resolve({ integrations: { A: true, B: { key: 1 }, C: 'yes', D: false } });
+    expect(r.integrations).toEqual({ A: true, D: false });
+    expect(r.ignored).toEqual(['B', 'C']);
   });
 
   it('uses the region for the url', () => {
