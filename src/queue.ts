@@ -165,7 +165,8 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
 
     /** Notes synchronously that these ids were handed to the browser (the next load deletes them from the store). */
     markSent(ids: string[]): boolean {
-      return setSent(sentIds().concat(ids));
+      const noted = sentIds();
+      return setSent(noted.concat(ids.filter((id) => noted.indexOf(id) < 0)));
     },
 
     /** Takes the note back: this page lived to see the answer and handles the records itself. */

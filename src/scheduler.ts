@@ -37,7 +37,8 @@ export function createScheduler(d: SchedulerDeps) {
   let gone = false;
   // message id → whether its request was sent with keepalive (it survives page exit, so the exit beacon skips it)
   const inflight = new Map<string, boolean>();
-  // in-flight ids noted as handed to the browser at a page exit (see `exit`); un-noted when their answer arrives
+  // ids noted as handed to the browser at a page exit (see `exit`): in-flight keepalive requests (un-noted when
+  // their answer arrives) and accepted beacons
   const marked = new Set<string>();
 
   const offline = () => !navigator.onLine;
@@ -156,15 +157,13 @@ export function createScheduler(d: SchedulerDeps) {
      * the note names.
      */
     exit(final: boolean) {
+      // A keepalive request in flight outlives the page: the browser has accepted it. Its ids, and those of beacons
+      // accepted at an earlier exit of this page, are noted (again: the write may have been cut off) so that the
+      // next load does not send them again.
+      for (const [id, keepalive] of inflight) if (keepalive) marked.add(id);
+      if (marked.size) d.queue.markSent([...marked]);
       if (gone) return;
       gone = final;
-      // A keepalive request in flight outlives the page: the browser has accepted it. Note its ids now, so that
-      // if the page dies before the answer, the next load does not send them again.
-      const flying = [...inflight].filter(([id, keepalive]) => keepalive && !marked.has(id)).map(([id]) => id);
-      if (flying.length) {
-        flying.forEach((id) => marked.add(id));
-        d.queue.markSent(flying);
-      }
       // Offline, a beacon would be lost; during a backoff the API is failing and a beacon's answer cannot be
       // seen. Either way the messages stay queued for the next load (or this page, if it lives on).
       if (offline() || Date.now() < retryUntil) return;
@@ -178,8 +177,13 @@ export function createScheduler(d: SchedulerDeps) {
           d.queue.putBack(taken);
           break;
         }
+        ids.forEach((id) => marked.add(id));
         // Still alive (only hidden), or no note could be written: remove them from IndexedDB now.
-        if (!d.queue.markSent(ids) || !final) d.queue.remove(ids).then(() => d.queue.unmarkSent(ids));
+        if (!d.queue.markSent(ids) || !final)
+          d.queue.remove(ids).then(() => {
+            ids.forEach((id) => marked.delete(id));
+            d.queue.unmarkSent(ids);
+          });
         d.emit('delivered', messages);
       }
     },
