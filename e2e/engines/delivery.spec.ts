@@ -3,7 +3,7 @@
 // Each test asserts what reached the collector: messages by messageId, exactly once, within the limits.
 import { readFileSync } from 'node:fs';
 import { ENGINES, freePort, type EngineName } from './driver.mjs';
-import { test, expect, open, ready, quiet, expectExactlyOnce, tally, violations, startRelay, waitUntil, skipWhenMissing, type Tab } from './fixtures';
+import { test, expect, open, ready, quiet, expectExactlyOnce, tally, trail, violations, startRelay, waitUntil, skipWhenMissing, type Tab } from './fixtures';
 import type { CollectorHandle, SiteHandle } from '../fixtures';
 
 const VERSION: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
@@ -35,6 +35,16 @@ async function arrived(collector: CollectorHandle, event: string, ids: string[],
   await collector.waitFor(ids.length, { event }, ms);
   await quiet(collector);
   return collector.messages({ event });
+}
+
+/** `arrived`, then each of `ids` exactly once; a failure lists the requests that carried them. */
+async function expectArrivedOnce(collector: CollectorHandle, event: string, ids: string[], ms = 15_000, at: { since?: number; note?: string } = {}) {
+  const msgs = await arrived(collector, event, ids, ms);
+  const t = tally(msgs, ids);
+  if (t.missing.length || t.duplicated.length || t.unexpected.length) {
+    expectExactlyOnce(msgs, ids, `${event}${at.note || ''}; requests: ${await trail(collector, ids, at.since)}`);
+  }
+  return msgs;
 }
 
 for (const name of ENGINES) {
@@ -139,8 +149,7 @@ for (const name of ENGINES) {
         return (await Promise.all(calls)).map((r: any) => r.event.messageId);
       });
       expect(new Set(ids).size).toBe(1000);
-      const msgs = await arrived(collector, 'Bulk', ids, 30_000);
-      expectExactlyOnce(msgs, ids);
+      const msgs = await expectArrivedOnce(collector, 'Bulk', ids, 30_000);
       const reqs = await collector.requests();
       const biggestBody = Math.max(...reqs.map((r) => r.bytes));
       expect(biggestBody, 'largest request body').toBeLessThanOrEqual(500_000);
@@ -159,6 +168,7 @@ for (const name of ENGINES) {
         const label = `exit by ${how}, ${inFlight ? 'with a flush in flight' : 'with messages waiting'}: each message arrives exactly once`;
         test(label, async ({ profile, site, collector }) => {
           const event = 'Exit ' + how + (inFlight ? ' in flight' : ' waiting');
+          const start = Date.now();
           let tab = await profile.newTab();
           await open(tab, basic(site, HOLD));
           let ids: string[];
@@ -176,11 +186,12 @@ for (const name of ENGINES) {
           if (how === 'navigation') await tab.goto(site.page('/core-blank.html'));
           else await tab.close();
           // What the exit path delivered by itself (reported, not asserted: the next load may finish the job).
-          const byExit = (await collector.waitFor(10, { event }, 5000)).length;
+          const byExit = (await collector.waitFor(10, { event }, 3000)).length;
           test.info().annotations.push({ type: 'before the next load', description: `${byExit}/10 arrived` });
           if (how === 'tab close') tab = await profile.newTab();
+          const nextAt = Date.now() - start;
           await open(tab, basic(site, { flushInterval: 100 }, { next: '1' }));
-          expectExactlyOnce(await arrived(collector, event, ids), ids, `${event}`);
+          await expectArrivedOnce(collector, event, ids, 15_000, { since: start, note: ` (the next load began at +${nextAt}ms)` });
           expect(await violations(collector)).toEqual([]);
         });
       }
@@ -205,7 +216,7 @@ for (const name of ENGINES) {
       try {
         await tab.reload();
         await ready(tab);
-        expectExactlyOnce(await arrived(collector, 'Unreachable', ids), ids);
+        await expectArrivedOnce(collector, 'Unreachable', ids);
         expect(await violations(collector)).toEqual([]);
       } finally {
         await relay.close();
@@ -227,7 +238,7 @@ for (const name of ENGINES) {
       await collector.fault({});
       await tab.reload();
       await ready(tab);
-      expectExactlyOnce(await arrived(collector, 'Until Fixed', ids), ids);
+      await expectArrivedOnce(collector, 'Until Fixed', ids);
       expect(await violations(collector)).toEqual([]);
     });
 
@@ -236,7 +247,7 @@ for (const name of ENGINES) {
       await open(tab, basic(site, { flushInterval: 100 }));
       await collector.fault({ status: 503, times: 2 });
       const ids = await track(tab, 'Retried', 5);
-      expectExactlyOnce(await arrived(collector, 'Retried', ids, 20_000), ids);
+      await expectArrivedOnce(collector, 'Retried', ids, 20_000);
       const reqs = await collector.requests();
       const failed = reqs.filter((r) => r.status === 503);
       expect(failed.length).toBe(2);
@@ -264,7 +275,7 @@ for (const name of ENGINES) {
       const ids: string[] = [];
       for (const t of tabs) ids.push(...((await waitUntil(t, () => (window as any).__ids, undefined, 20_000, 'a burst finished')) as string[]));
       expect(new Set(ids).size).toBe(200);
-      expectExactlyOnce(await arrived(collector, 'Tabbed', ids), ids);
+      await expectArrivedOnce(collector, 'Tabbed', ids);
       expect(await violations(collector)).toEqual([]);
     });
 
@@ -286,7 +297,7 @@ for (const name of ENGINES) {
           return { ids, refused, hasIdb: typeof indexedDB };
         });
         expect(r.refused).toEqual([]);
-        expectExactlyOnce(await arrived(collector, 'No IDB', r.ids), r.ids);
+        await expectArrivedOnce(collector, 'No IDB', r.ids);
         expect(await violations(collector)).toEqual([]);
       });
     }

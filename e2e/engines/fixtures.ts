@@ -133,6 +133,22 @@ export function expectExactlyOnce(msgs: any[], ids: string[], what = 'messages')
   ).toEqual({ missing: 0, duplicated: 0, unexpected: 0 });
 }
 
+/**
+ * The requests that carried any of `ids`, one line each (for failure messages): when, how (beacon: the write key
+ * in the body; fetch: Basic auth), the answer, any injected fault, and which of `ids` (by index) it carried.
+ */
+export async function trail(collector: CollectorHandle, ids: string[], since?: number): Promise<string> {
+  const all = await collector.requests();
+  since ??= all.length ? all[0].at : 0;
+  const reqs = all.filter((r) => r.messageIds.some((id: string) => ids.includes(id)));
+  const lines = reqs.map((r) => {
+    const which = r.messageIds.map((id: string) => ids.indexOf(id)).filter((i: number) => i >= 0);
+    const how = r.auth === 'body' ? 'beacon' : 'fetch';
+    return `+${r.at - since}ms ${how} ${r.status}${r.fault ? ' fault:' + r.fault : ''} [${which.join(',')}]`;
+  });
+  return lines.join('; ') || 'no request carried them';
+}
+
 /** The collector's requests that broke a rule (size limits, write key, malformed messages): none, for a correct client. */
 export async function violations(collector: CollectorHandle): Promise<any[]> {
   return (await fetch(collector.url + '/_/violations')).json();
