@@ -692,5 +692,79 @@ describe('createScheduler', () => {
       expect(queue.records).toEqual([inflight]);
       expect(queue.unmarkSent).toHaveBeenCalledWith([inflight.id]);
     });
+
+    it('never POSTs again what an exit beaconed while a 400 split was in flight (the second half was planned before)', async () => {
+      const beacon = vi.fn((..._a: unknown[]) => true);
+      stubBeacon(beacon);
+      // Each request waits for its answer, given by hand.
+      const answers: ((status: number) => void)[] = [];
+      const fetch = vi.fn(
+        (..._a: unknown[]) => new Promise((r) => answers.push((status) => r({ status, headers: { get: () => null } })))
+      );
+      vi.stubGlobal('fetch', fetch);
+      const { scheduler, queue, report, emit } = setup();
+      const rs = [record(), record(0, { marker: 'BAD' }), record(), record()];
+      const [a, bad, c, d] = rs;
+      queue.records.push(...rs);
+      const posted = () => fetch.mock.calls.map((call) => batchIds(String((call[1] as RequestInit).body)));
+      const done = scheduler.flush();
+      await drain();
+      expect(posted()).toEqual([rs.map((r) => r.id)]);
+      answers[0](400); // the split plans [a, bad] and then [c, d]
+      await drain();
+      expect(posted()).toEqual([rs.map((r) => r.id), [a.id, bad.id]]);
+      // The page is hidden while [a, bad] is in flight (with keepalive): c and d go by beacon.
+      scheduler.exit(false);
+      expect(beacon).toHaveBeenCalledTimes(1);
+      expect(batchIds(beacon.mock.calls[0][1] as string)).toEqual([c.id, d.id]);
+      answers[1](400);
+      await drain();
+      answers[2](200); // [a]
+      await drain();
+      answers[3](400); // [bad]
+      await drain();
+      expect(posted()).toEqual([rs.map((r) => r.id), [a.id, bad.id], [a.id], [bad.id]]);
+      await done;
+      expect(beacon).toHaveBeenCalledTimes(1);
+      expect(queue.records).toEqual([]);
+      expect(report).toHaveBeenCalledTimes(1);
+      expect(report.mock.calls[0][0].messageIds).toEqual([bad.id]);
+      const delivered = emit.mock.calls.filter((e) => e[0] == 'delivered').flatMap((e) => (e[1] as Message[]).map((m) => m.messageId));
+      expect(delivered.sort()).toEqual([a.id, c.id, d.id].sort());
+    });
+
+    it('never POSTs a planned batch whose records an exit beaconed while an earlier batch of the pass was in flight', async () => {
+      const beacon = vi.fn((..._a: unknown[]) => true);
+      stubBeacon(beacon);
+      const answers: ((status: number) => void)[] = [];
+      const fetch = vi.fn(
+        (..._a: unknown[]) => new Promise((r) => answers.push((status) => r({ status, headers: { get: () => null } })))
+      );
+      vi.stubGlobal('fetch', fetch);
+      const { scheduler, queue, emit } = setup();
+      // About 800 KB: the pass plans two batches under the 500 KB limit.
+      const rs = Array.from({ length: 40 }, () => record(20000));
+      queue.records.push(...rs);
+      const done = scheduler.flush();
+      await drain();
+      expect(fetch).toHaveBeenCalledTimes(1);
+      const first = batchIds(String((fetch.mock.calls[0][1] as RequestInit).body));
+      const second = rs.map((r) => r.id).filter((id) => !first.includes(id));
+      expect(first).toEqual(rs.slice(0, first.length).map((r) => r.id));
+      expect(second.length).toBeGreaterThan(0);
+      // Hidden while the first batch is in flight (too big for keepalive, and the page lives on): only the second
+      // batch's records go by beacon.
+      scheduler.exit(false);
+      const beaconed = beacon.mock.calls.flatMap((b) => batchIds(b[1] as string));
+      expect(beaconed).toEqual(second);
+      answers[0](200);
+      await drain();
+      expect(fetch).toHaveBeenCalledTimes(1);
+      await done;
+      expect(beacon.mock.calls.flatMap((b) => batchIds(b[1] as string))).toEqual(second);
+      expect(queue.records).toEqual([]);
+      const delivered = emit.mock.calls.filter((e) => e[0] == 'delivered').flatMap((e) => (e[1] as Message[]).map((m) => m.messageId));
+      expect(delivered.sort()).toEqual(rs.map((r) => r.id).sort());
+    });
   });
 });
