@@ -41,6 +41,19 @@ describe('planBuffer', () => {
     expect(names(planBuffer(buffer, recorded, OWN, NOW).take)).toEqual([`${OWN}:2`]);
   });
 
+  it("takes back this page's own calls that another page claimed and did not finish with within the grace", () => {
+    const recorded = [call('track', NOW - 60000, OWN, 0), call('track', NOW - 60000, OWN, 1), call('track', NOW - 60000, OWN, 2)];
+    const buffer = [
+      call('track', NOW - 60000, OWN, 0, NOW - BUFFER_GRACE_MS), // claimed by a page that died before it was done
+      call('track', NOW - 60000, OWN, 1, NOW - 1000), // claimed just now: that page is at work
+      call('track', NOW - 60000, OWN, 2, NOW - 60000, 1), // done
+    ];
+    const plan = planBuffer(buffer, recorded, OWN, NOW);
+    expect(names(plan.take)).toEqual([`${OWN}:0`]);
+    expect(plan.next).toBe(NOW - 1000 + BUFFER_GRACE_MS);
+    expect(plan.buffer).toEqual([[...buffer[0].slice(0, 6), NOW], buffer[1], buffer[2]]);
+  });
+
   it("takes another page's calls only once that page gave no news for BUFFER_GRACE_MS", () => {
     expect(BUFFER_GRACE_MS).toBe(5000);
     const buffer = [call('track', NOW, P1, 0), call('ready', NOW + 3000, P1, 1)]; // its latest news: NOW + 3000
@@ -215,6 +228,66 @@ describe('takeOverBuffer', () => {
     expect(replay.mock.calls[1][0].slice(0, 6)).toEqual(other);
     await settle();
     expect(stored()).toEqual([[...other, NOW + BUFFER_GRACE_MS - 1000, 1]]);
+  });
+
+  it('marks a taken call done at index 7, its claim time at 6, even when its claim was lost from the buffer meanwhile', async () => {
+    const other = call('track', NOW - 60000, P1, 0);
+    localStorage.setItem(KEY, JSON.stringify([other]));
+    let queued!: () => void;
+    takeOverBuffer([], OWN, () => new Promise<void>((r) => (queued = r)));
+    expect(stored()).toEqual([[...other, NOW]]);
+    // Another page writes the buffer as it read it before our claim: the entry is unclaimed again (6 items).
+    localStorage.setItem(KEY, JSON.stringify([other]));
+    queued();
+    await settle();
+    expect(stored()).toEqual([[...other, NOW, 1]]);
+    // A later page, well after the grace, sends nothing again.
+    vi.setSystemTime(NOW + 60000);
+    const later = vi.fn(() => Promise.resolve());
+    takeOverBuffer([], P2, later);
+    await settle();
+    expect(later).not.toHaveBeenCalled();
+  });
+
+  it('keeps its own call claimed by a page at work, drops its own calls taken or done, and takes the claimed one by its timer once the claim is stale', async () => {
+    const claimed = call('track', NOW - 1000, OWN, 0, NOW - 1000); // another page's bundle claimed it a moment ago
+    const free = call('page', NOW - 1000, OWN, 1);
+    const doneElsewhere = call('identify', NOW - 1000, OWN, 2, NOW - 2000, 1);
+    localStorage.setItem(KEY, JSON.stringify([claimed, free, doneElsewhere]));
+    const recorded = [call('track', NOW - 1000, OWN, 0), call('page', NOW - 1000, OWN, 1), call('identify', NOW - 1000, OWN, 2)];
+    const replay = vi.fn((_c: BufferedCall) => Promise.resolve());
+    takeOverBuffer(recorded, OWN, replay);
+    expect(names(replay.mock.calls.map((c) => c[0]))).toEqual([`${OWN}:1`]);
+    await settle();
+    expect(stored()).toEqual([claimed]);
+    // That page never marks it done: once its claim is BUFFER_GRACE_MS old, this page takes it back.
+    await vi.advanceTimersByTimeAsync(BUFFER_GRACE_MS - 1000 - 1);
+    expect(replay).toHaveBeenCalledTimes(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(names(replay.mock.calls.map((c) => c[0]))).toEqual([`${OWN}:1`, `${OWN}:0`]);
+    expect(replay.mock.calls[1][0].slice(0, 6)).toEqual(claimed.slice(0, 6));
+    await settle();
+    expect(stored()).toEqual([]);
+  });
+
+  it('leaves its own call claimed by a page at work to a later page, which takes it once the claim is stale', async () => {
+    const claimed = call('track', NOW - 1000, OWN, 0, NOW - 1000);
+    const free = call('page', NOW - 1000, OWN, 1);
+    localStorage.setItem(KEY, JSON.stringify([claimed, free]));
+    const replay = vi.fn((_c: BufferedCall) => Promise.resolve());
+    takeOverBuffer([call('track', NOW - 1000, OWN, 0), call('page', NOW - 1000, OWN, 1)], OWN, replay);
+    await settle();
+    expect(names(replay.mock.calls.map((c) => c[0]))).toEqual([`${OWN}:1`]);
+    expect(stored()).toEqual([claimed]);
+    // This page goes away before its own look again; the claiming page never finishes.
+    vi.clearAllTimers();
+    const at = NOW - 1000 + BUFFER_GRACE_MS;
+    vi.setSystemTime(at);
+    const later = vi.fn((_c: BufferedCall) => Promise.resolve());
+    takeOverBuffer([], P2, later);
+    expect(later.mock.calls.map((c) => c[0].slice(0, 6))).toEqual([claimed.slice(0, 6)]);
+    await settle();
+    expect(stored()).toEqual([[...claimed.slice(0, 6), at, 1]]);
   });
 
   it('replays its own calls where localStorage throws', async () => {
