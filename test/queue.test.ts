@@ -186,6 +186,21 @@ describe('createQueue', () => {
       expect(ids(q)).toEqual(['id-0001', 'id-0002']);
     });
 
+    it('still writes a record taken out before its first write, so that the next load adopts it if the hand-off is never confirmed', async () => {
+      const a = createQueue('A', WIDE, events());
+      const added = a.add(rec(1, 'A'));
+      // A page exit takes it out at once, before the IndexedDB write of the add has run.
+      expect(a.takeOut(['id-0001']).map((r) => r.id)).toEqual(['id-0001']);
+      await added;
+      await a.flushed();
+      expect(await storedIds()).toEqual(['id-0001']);
+      // The page died before it noted the hand-off: the next load, once A is gone, sends it.
+      const b = createQueue('B', WIDE, events());
+      await b.adopt((r) => r.owner == 'A');
+      expect(ids(b)).toEqual(['id-0001']);
+      expect(b.list()[0].message).toEqual(rec(1).message);
+    });
+
     it('keeps records that were taken out and put back before their first write', async () => {
       const q = createQueue('A', WIDE, events());
       const added = q.add(rec(1));
