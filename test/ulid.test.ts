@@ -81,6 +81,26 @@ describe('monotonicUlid', () => {
     expect(decodeTime(later)).toBe(T + 1);
   });
 
+  it('borrows the next millisecond when the random part is all Z within one millisecond (80 bits used up)', () => {
+    // 0xFF & 31 = 31: every random digit is Z, so the next id of the same millisecond cannot increment it.
+    const getRandomValues = vi.spyOn(crypto, 'getRandomValues').mockImplementation((a) => {
+      (a as Uint8Array).fill(0xff);
+      return a;
+    });
+    const next = monotonicUlid();
+    const first = next(T);
+    expect(first.slice(10)).toBe('Z'.repeat(16));
+    expect(decodeTime(first)).toBe(T);
+    const second = next(T);
+    expect(getRandomValues).toHaveBeenCalledTimes(2);
+    expect(second).toMatch(ULID);
+    expect(second > first).toBe(true);
+    expect(decodeTime(second)).toBe(T + 1);
+    const third = next(T);
+    expect(third > second).toBe(true);
+    expect([first, second, third].sort()).toEqual([first, second, third]);
+  });
+
   it('takes fresh randomness, not a continuation, when the time moves on', () => {
     const next = monotonicUlid();
     const randoms = [T, T + 1, T + 2, T + 3, T + 4].map((t) => next(t).slice(10));
