@@ -186,6 +186,38 @@ describe('createTabs', () => {
       expect(manager.request.mock.calls.filter((c) => c[0] == TAB('A'))).toHaveLength(1);
     });
 
+    it('opens no channel and lets its lock go at once when leave() came before the lock was granted', async () => {
+      const { manager, held, waiting, hold } = fakeLocks();
+      useLocks(manager);
+      const opened: string[] = [];
+      const Real = BroadcastChannel;
+      vi.stubGlobal(
+        'BroadcastChannel',
+        class extends Real {
+          constructor(name: string) {
+            super(name);
+            opened.push(name);
+          }
+        },
+      );
+      // Its own lock is still held (by the page it was before a back/forward restore, say): enter() has to wait.
+      const releaseOld = await hold(TAB('A'));
+      const a = tabs('A');
+      a.enter();
+      expect(manager.request.mock.lastCall![0]).toBe(TAB('A'));
+      const granted = manager.request.mock.results.at(-1)!.value as Promise<unknown>;
+      await vi.waitFor(() => expect(waiting.map((w) => w.name)).toEqual([TAB('A')]));
+      a.leave();
+      releaseOld(); // the lock is granted now, after leave()
+      await granted; // the request settles once A has let the lock go
+      expect(held.has(TAB('A'))).toBe(false);
+      expect(waiting).toEqual([]);
+      await new Promise((r) => setTimeout(r));
+      expect(opened).toEqual([]); // no hello
+      expect(manager.query).not.toHaveBeenCalled();
+      expect(manager.request.mock.calls.map((c) => c[0])).toEqual([TAB('A'), TAB('A')]);
+    });
+
     it('counts as orphans the records of tabs whose lock nobody holds, never its own', async () => {
       const { manager, hold } = fakeLocks();
       useLocks(manager);
@@ -224,6 +256,21 @@ describe('createTabs', () => {
       expect(manager.request.mock.calls.map((c) => c[0])).toEqual([SEND, SEND]);
       // the lock was released after the failure
       expect(await a.exclusive(async () => 'again')).toBe('again');
+    });
+
+    it('runs exclusive work that throws synchronously once, and rejects with its error', async () => {
+      const { manager, held } = fakeLocks();
+      useLocks(manager);
+      const t = tabs('A');
+      const error = new Error('thrown at once');
+      const fn = vi.fn((): Promise<string> => {
+        throw error;
+      });
+      await expect(t.exclusive(fn)).rejects.toBe(error);
+      expect(fn).toHaveBeenCalledTimes(1);
+      expect(held.has(SEND)).toBe(false);
+      expect(t.leased()).toBe(false);
+      expect(await t.exclusive(async () => 'again')).toBe('again');
     });
 
     it('calls gone when the lock of a tab it found through the lock manager is released (that tab died)', async () => {
