@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
+import { chromium } from '@playwright/test';
 import { executablePath as chromiumPath, args as chromiumArgs } from '../../scripts/chromium.mjs';
 
 /** @typedef {'chromium' | 'firefox' | 'webkit'} EngineName */
@@ -37,9 +38,9 @@ function which(cmd) {
  */
 export function missing(name) {
   if (name === 'chromium') {
-    // undefined means Playwright's own download, which may or may not be there
-    if (chromiumPath && !existsSync(chromiumPath)) return `chromium: ${chromiumPath} not found (Debian package chromium)`;
-    return null;
+    // no system Chromium: Playwright's own download, if it was made
+    const exe = chromiumPath || chromium.executablePath();
+    return existsSync(exe) ? null : `chromium: ${exe} not found (Debian package chromium, or npx playwright install chromium)`;
   }
   if (name === 'firefox') return existsSync(FIREFOX) ? null : `firefox: ${FIREFOX} not found (Debian package firefox-esr)`;
   if (name === 'webkit') {
@@ -119,7 +120,6 @@ export async function launch(name) {
 }
 
 async function launchChromium() {
-  const { chromium } = await import('@playwright/test');
   const browser = await chromium.launch({ executablePath: chromiumPath, args: chromiumArgs, timeout: COMMAND_MS });
   return {
     name: /** @type {const} */ ('chromium'),
