@@ -233,9 +233,9 @@ export function createAnalytics() {
     core = { identity, scheduler, env, integrations: r.integrations, owner, queue, ready };
     if (options.highEntropyHints) highEntropyHints().then((h) => (env.hints = h));
     listenLifecycle({
-      exit(final) {
-        scheduler.exit(final);
-        if (final) tabs.leave();
+      exit(how) {
+        scheduler.exit(how);
+        if (how != 'hidden') tabs.leave();
       },
       resume(restored) {
         identity.reload();

@@ -6,6 +6,7 @@ import { classify, nextDelay } from './retry';
 import { KEEPALIVE_LIMIT, type Transport } from './transport';
 import { byteLength } from './validate';
 import { analyticsError } from './errors';
+import type { ExitKind } from './lifecycle';
 
 /** What the scheduler needs from the rest of the library. */
 export interface SchedulerDeps {
@@ -145,18 +146,19 @@ export function createScheduler(d: SchedulerDeps) {
     /** Called after each queued message. */
     notify: plan,
     /**
-     * The page is hidden (`final` false) or going away (`final` true): hand every waiting message to the browser
-     * (sendBeacon, at most 64 KB a request). Correct wherever it is cut off: when a page unloads, `visibilitychange`
-     * fires after `pagehide` (https://github.com/whatwg/html/pull/5949), and Firefox 153 can stop the `pagehide`
-     * handler part-way and still fire it (reproduced by scripts/exit-closes.mjs); a beacon sent then is accepted
-     * and never leaves. So records leave this page's memory before the beacon, are noted as sent only once the
-     * browser accepted it (else the next load sends them again), and after `pagehide` this page sends nothing
-     * until it is shown again.
-     * No IndexedDB work at `pagehide`: a transaction left running would get the page evicted from the
-     * back/forward cache when the next page uses the store; the next load (or this page, if restored) deletes what
-     * the note names.
+     * The page is hidden, or going away (`pagehide`): hand every waiting message to the browser (sendBeacon, at most
+     * 64 KB a request). Correct wherever it is cut off: when a page unloads, `visibilitychange` fires after
+     * `pagehide` (https://github.com/whatwg/html/pull/5949), and Firefox 153 can stop the `pagehide` handler
+     * part-way and still fire it (reproduced by scripts/exit-closes.mjs); a beacon sent then is accepted and never
+     * leaves. So records leave this page's memory before the beacon, are noted as sent only once the browser
+     * accepted it (else the next load sends them again), and after `pagehide` this page sends nothing until it is
+     * shown again. No IndexedDB work when the page goes into the back/forward cache: a transaction left running gets
+     * it evicted when the next page uses the store (Chromium's reason "masked", e2e/conditions.spec.ts); the next
+     * load (or this page, if restored) deletes what the note names. A page discarded for good deletes them too,
+     * since its note may not outlive it (Firefox loses a localStorage write made as a tab closes).
      */
-    exit(final: boolean) {
+    exit(how: ExitKind) {
+      const final = how != 'hidden';
       // A keepalive request in flight outlives the page: the browser has accepted it. Its ids, and those of beacons
       // accepted at an earlier exit of this page, are noted (again: the write may have been cut off) so that the
       // next load does not send them again.
@@ -164,6 +166,8 @@ export function createScheduler(d: SchedulerDeps) {
       if (marked.size) d.queue.markSent([...marked]);
       if (gone) return;
       gone = final;
+      const flying = [...inflight].filter(([, keepalive]) => keepalive).map(([id]) => id);
+      if (how == 'discarded' && flying.length) d.queue.remove(flying);
       // Offline, a beacon would be lost; during a backoff the API is failing and a beacon's answer cannot be
       // seen. Either way the messages stay queued for the next load (or this page, if it lives on).
       if (offline() || Date.now() < retryUntil) return;
@@ -178,8 +182,8 @@ export function createScheduler(d: SchedulerDeps) {
           break;
         }
         ids.forEach((id) => marked.add(id));
-        // Still alive (only hidden), or no note could be written: remove them from IndexedDB now.
-        if (!d.queue.markSent(ids) || !final)
+        // Still alive (only hidden), discarded for good, or no note could be written: remove them from IndexedDB now.
+        if (!d.queue.markSent(ids) || how != 'cached')
           d.queue.remove(ids).then(() => {
             ids.forEach((id) => marked.delete(id));
             d.queue.unmarkSent(ids);

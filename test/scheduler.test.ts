@@ -434,7 +434,7 @@ describe('createScheduler', () => {
       const { scheduler, queue, emit } = setup();
       const rs = Array.from({ length: 12 }, (_, i) => record(9000 + ((i * 3571) % 9000)));
       queue.records.push(...rs);
-      scheduler.exit(false);
+      scheduler.exit('hidden');
       expect(beacon.mock.calls.length).toBeGreaterThan(1);
       const seen: string[] = [];
       for (const [url, data] of beacon.mock.calls) {
@@ -461,7 +461,7 @@ describe('createScheduler', () => {
       queue = s.queue;
       const rs = [record(), record()];
       queue.records.push(...rs);
-      s.scheduler.exit(false);
+      s.scheduler.exit('hidden');
       expect(atBeacon).toEqual([{ queued: [], noted: 0 }]);
       expect(queue.takeOut).toHaveBeenCalledWith(rs.map((r) => r.id));
       expect(queue.markSent).toHaveBeenCalledWith(rs.map((r) => r.id));
@@ -477,8 +477,8 @@ describe('createScheduler', () => {
       queue.markSent.mockImplementationOnce(() => {
         throw new Error('handler stopped');
       });
-      expect(() => scheduler.exit(false)).toThrow('handler stopped');
-      scheduler.exit(true);
+      expect(() => scheduler.exit('hidden')).toThrow('handler stopped');
+      scheduler.exit('cached');
       expect(beacon).toHaveBeenCalledTimes(1);
       expect(batchIds((beacon.mock.calls[0] as unknown[])[1] as string)).toEqual(rs.map((r) => r.id));
     });
@@ -488,7 +488,7 @@ describe('createScheduler', () => {
       const { scheduler, queue } = setup();
       const rs = [record(), record()];
       queue.records.push(...rs);
-      scheduler.exit(false);
+      scheduler.exit('hidden');
       const ids = rs.map((r) => r.id);
       expect(queue.remove).toHaveBeenCalledWith(ids);
       await drain();
@@ -496,18 +496,29 @@ describe('createScheduler', () => {
       expect(queue.unmarkSent.mock.invocationCallOrder[0]).toBeGreaterThan(queue.remove.mock.invocationCallOrder[0]);
     });
 
-    it('does no IndexedDB work at a final exit (pagehide): only the synchronous note', async () => {
+    it('does no IndexedDB work at a pagehide into the back/forward cache: only the synchronous note', async () => {
       const beacon = vi.fn(() => true);
       stubBeacon(beacon);
       const { scheduler, queue } = setup();
       const rs = [record(), record()];
       queue.records.push(...rs);
-      scheduler.exit(true);
+      scheduler.exit('cached');
       await drain();
       expect(beacon).toHaveBeenCalledTimes(1);
       expect(queue.markSent).toHaveBeenCalledWith(rs.map((r) => r.id));
       expect(queue.remove).not.toHaveBeenCalled();
       expect(queue.unmarkSent).not.toHaveBeenCalled();
+      expect(queue.records).toEqual([]);
+    });
+
+    it('removes the beaconed records from IndexedDB too when the page is discarded for good (its note may not outlive it)', async () => {
+      stubBeacon(() => true);
+      const { scheduler, queue } = setup();
+      const rs = [record(), record()];
+      queue.records.push(...rs);
+      scheduler.exit('discarded');
+      expect(queue.markSent).toHaveBeenCalledWith(rs.map((r) => r.id));
+      expect(queue.remove).toHaveBeenCalledWith(rs.map((r) => r.id));
       expect(queue.records).toEqual([]);
     });
 
@@ -517,7 +528,7 @@ describe('createScheduler', () => {
       const rs = [record(), record()];
       queue.records.push(...rs);
       queue.markSent.mockReturnValue(false); // localStorage unusable: the next load would never learn of the hand-off
-      scheduler.exit(true);
+      scheduler.exit('cached');
       expect(queue.remove).toHaveBeenCalledWith(rs.map((r) => r.id));
     });
 
@@ -527,16 +538,16 @@ describe('createScheduler', () => {
       const { scheduler, queue } = setup();
       const a = record();
       queue.records.push(a);
-      scheduler.exit(true);
+      scheduler.exit('cached');
       expect(beacon).toHaveBeenCalledTimes(1);
       const b = record();
       queue.records.push(b);
-      scheduler.exit(false);
-      scheduler.exit(true);
+      scheduler.exit('hidden');
+      scheduler.exit('cached');
       expect(beacon).toHaveBeenCalledTimes(1);
       expect(queue.records).toEqual([b]);
       scheduler.shown();
-      scheduler.exit(false);
+      scheduler.exit('hidden');
       expect(beacon).toHaveBeenCalledTimes(2);
       expect(batchIds(beacon.mock.calls[1][1] as string)).toEqual([b.id]);
     });
@@ -548,7 +559,7 @@ describe('createScheduler', () => {
       const { scheduler, queue, emit } = setup();
       const rs = [record(), record()];
       queue.records.push(...rs);
-      scheduler.exit(true);
+      scheduler.exit('cached');
       expect(beacon).toHaveBeenCalledTimes(1);
       expect(queue.putBack).toHaveBeenCalledWith(rs);
       expect(queue.records).toEqual(rs);
@@ -564,7 +575,7 @@ describe('createScheduler', () => {
       const { scheduler, queue } = setup();
       const rs = Array.from({ length: 6 }, () => record(25000));
       queue.records.push(...rs);
-      scheduler.exit(false);
+      scheduler.exit('hidden');
       expect(beacon).toHaveBeenCalledTimes(2);
       const accepted = batchIds(beacon.mock.calls[0][1]);
       expect(accepted.length).toBeGreaterThan(0);
@@ -586,10 +597,10 @@ describe('createScheduler', () => {
       await drain();
       expect((fetch.mock.calls[0][1] as RequestInit).keepalive).toBe(false);
       // Only hidden: the page lives on and sees the answer.
-      scheduler.exit(false);
+      scheduler.exit('hidden');
       expect(beacon).not.toHaveBeenCalled();
       expect(queue.markSent).not.toHaveBeenCalled();
-      scheduler.exit(true);
+      scheduler.exit('cached');
       expect(beacon).toHaveBeenCalledTimes(1);
       expect(batchIds(beacon.mock.calls[0][1] as string)).toEqual([inflight.id]);
       expect(queue.markSent).toHaveBeenCalledWith([inflight.id]);
@@ -604,9 +615,9 @@ describe('createScheduler', () => {
       const { add, scheduler, queue } = setup({ flushAt: 1 });
       const rs = add(record());
       await advance(0);
-      scheduler.exit(false);
+      scheduler.exit('hidden');
       scheduler.shown();
-      scheduler.exit(true);
+      scheduler.exit('cached');
       expect(beacon).not.toHaveBeenCalled();
       expect(queue.takeOut).not.toHaveBeenCalled();
       expect(queue.records).toEqual(rs);
@@ -619,10 +630,23 @@ describe('createScheduler', () => {
       const { scheduler, queue } = setup();
       const rs = [record()];
       queue.records.push(...rs);
-      scheduler.exit(true);
+      scheduler.exit('cached');
       expect(beacon).not.toHaveBeenCalled();
       expect(fetch).not.toHaveBeenCalled();
       expect(queue.records).toEqual(rs);
+    });
+
+    it('removes records in flight with keepalive from IndexedDB when the page is discarded for good', async () => {
+      stubBeacon(() => true);
+      vi.stubGlobal('fetch', vi.fn(() => new Promise(() => {})));
+      const { scheduler, queue } = setup();
+      const inflight = record();
+      queue.records.push(inflight);
+      scheduler.flush();
+      await drain();
+      scheduler.exit('discarded');
+      expect(queue.markSent).toHaveBeenCalledWith([inflight.id]);
+      expect(queue.remove).toHaveBeenCalledWith([inflight.id]);
     });
 
     it('skips messages already in flight with keepalive', async () => {
@@ -637,7 +661,7 @@ describe('createScheduler', () => {
       await drain();
       const later = record();
       queue.records.push(later);
-      scheduler.exit(true);
+      scheduler.exit('cached');
       const beaconed = beacon.mock.calls.flatMap((c: unknown[]) => batchIds(c[1] as string));
       expect(beaconed).toEqual([later.id]);
       // The keepalive request outlives the page: its ids are noted as handed to the browser, synchronously.
@@ -664,7 +688,7 @@ describe('createScheduler', () => {
       // Chromium rejects the fetch as the page unloads, before pagehide reaches us: the exit still notes it.
       fail(new TypeError('Failed to fetch'));
       await drain();
-      scheduler.exit(true);
+      scheduler.exit('cached');
       expect(queue.markSent).toHaveBeenCalledWith([inflight.id]);
       await advance(10);
       await done;
@@ -684,7 +708,7 @@ describe('createScheduler', () => {
       queue.records.push(inflight);
       const done = scheduler.flush();
       await drain();
-      scheduler.exit(false);
+      scheduler.exit('hidden');
       expect(queue.markSent).toHaveBeenCalledWith([inflight.id]);
       answer({ status: 503, headers: { get: () => null } });
       await done;
@@ -714,7 +738,7 @@ describe('createScheduler', () => {
       await drain();
       expect(posted()).toEqual([rs.map((r) => r.id), [a.id, bad.id]]);
       // The page is hidden while [a, bad] is in flight (with keepalive): c and d go by beacon.
-      scheduler.exit(false);
+      scheduler.exit('hidden');
       expect(beacon).toHaveBeenCalledTimes(1);
       expect(batchIds(beacon.mock.calls[0][1] as string)).toEqual([c.id, d.id]);
       answers[1](400);
@@ -754,7 +778,7 @@ describe('createScheduler', () => {
       expect(second.length).toBeGreaterThan(0);
       // Hidden while the first batch is in flight (too big for keepalive, and the page lives on): only the second
       // batch's records go by beacon.
-      scheduler.exit(false);
+      scheduler.exit('hidden');
       const beaconed = beacon.mock.calls.flatMap((b) => batchIds(b[1] as string));
       expect(beaconed).toEqual(second);
       answers[0](200);
