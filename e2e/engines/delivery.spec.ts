@@ -47,6 +47,24 @@ async function expectArrivedOnce(collector: CollectorHandle, event: string, ids:
   return msgs;
 }
 
+/**
+ * `arrived`, then each of `ids` at least once, and never twice from the page that went away (requests that began
+ * before `nextLoadAt`): a hand-off the browser could not confirm may be sent again by the next load, with the same
+ * messageId (CONTRACT section 4, at least once). Says in the report how many the next load sent again.
+ */
+async function expectArrivedAtLeastOnce(collector: CollectorHandle, event: string, ids: string[], nextLoadAt: number, ms = 15_000, note = '') {
+  const msgs = await arrived(collector, event, ids, ms);
+  const began = new Map((await collector.requests()).map((r: any) => [r.id, r.at]));
+  const t = tally(msgs, ids);
+  const byLeavingPage = tally(msgs.filter((m) => (began.get(m._requestId) ?? Infinity) < nextLoadAt), ids);
+  const detail = `${event}${note}; requests: ${await trail(collector, ids)}`;
+  expect(t.missing, `missing: ${detail}`).toEqual([]);
+  expect(t.unexpected, `unexpected: ${detail}`).toEqual([]);
+  expect(byLeavingPage.duplicated, `sent twice by the page that went away: ${detail}`).toEqual([]);
+  test.info().annotations.push({ type: 'sent again by the next load', description: `${t.duplicated.length}/${ids.length}` });
+  return msgs;
+}
+
 for (const name of ENGINES) {
   test.describe(name, () => {
     test.use({ engineName: name as EngineName });
@@ -165,7 +183,7 @@ for (const name of ENGINES) {
     // next page of the site loads (which sends what an earlier page left) and each must have arrived once.
     for (const how of ['navigation', 'tab close'] as const) {
       for (const inFlight of [false, true]) {
-        const label = `exit by ${how}, ${inFlight ? 'with a flush in flight' : 'with messages waiting'}: each message arrives exactly once`;
+        const label = `exit by ${how}, ${inFlight ? 'with a flush in flight' : 'with messages waiting'}: each message arrives ${how == 'tab close' ? 'once from the closing tab, or again (same id) from the next load' : 'exactly once'}`;
         test(label, async ({ profile, site, collector }) => {
           const event = 'Exit ' + how + (inFlight ? ' in flight' : ' waiting');
           const start = Date.now();
@@ -189,9 +207,13 @@ for (const name of ENGINES) {
           const byExit = (await collector.waitFor(10, { event }, 3000)).length;
           test.info().annotations.push({ type: 'before the next load', description: `${byExit}/10 arrived` });
           if (how === 'tab close') tab = await profile.newTab();
-          const nextAt = Date.now() - start;
+          const nextLoadAt = Date.now();
+          const note = ` (the next load began at +${nextLoadAt - start}ms)`;
           await open(tab, basic(site, { flushInterval: 100 }, { next: '1' }));
-          await expectArrivedOnce(collector, event, ids, 15_000, { since: start, note: ` (the next load began at +${nextAt}ms)` });
+          // A closing tab may be cut off right after its beacon left (Firefox): the next load then sends the same
+          // messages again. Navigation, where the page lives on long enough to note its hand-off, is exact.
+          if (how === 'tab close') await expectArrivedAtLeastOnce(collector, event, ids, nextLoadAt, 15_000, note);
+          else await expectArrivedOnce(collector, event, ids, 15_000, { since: start, note });
           expect(await violations(collector)).toEqual([]);
         });
       }
