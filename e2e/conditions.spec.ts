@@ -274,6 +274,31 @@ test("a tab closed during a retry backoff: a living tab sends its messages withi
   expectExactlyOnce(await collector.waitFor(2, { event: 'Living' }), own);
 });
 
+test('without Web Locks, a tab closed during a retry backoff has its messages sent by a living tab within the lease', async ({ context, site, collector }) => {
+  test.setTimeout(150_000);
+  await context.addInitScript(() => delete (Navigator.prototype as any).locks);
+  const opts = { opts: JSON.stringify({ flushInterval: 100 }) };
+  const living = await context.newPage();
+  await open(living, site.page('/basic.html', opts));
+  expect(await living.evaluate(() => 'locks' in navigator)).toBe(false);
+  await collector.fault({ status: 503, times: 1, retryAfter: 600 });
+  const closing = await context.newPage();
+  await open(closing, site.page('/basic.html', opts));
+  const ids = await closing.evaluate(async () => {
+    const a = (window as any).analytics;
+    const retried = new Promise((res) => a.on('retry', res));
+    const r = await Promise.all([1, 2, 3].map((i) => a.track('Leased', { i })));
+    await retried;
+    return r.map((x: any) => x.event.messageId);
+  });
+  const closedAt = Date.now();
+  await closing.close();
+  // The lease is 60 s from when the messages were queued; the living tab looks at least every 30 s.
+  await expect.poll(async () => (await collector.messages({ event: 'Leased' })).length, { timeout: 120_000, intervals: [1000] }).toBe(3);
+  expectExactlyOnce(await collector.messages({ event: 'Leased' }), ids);
+  expect(Date.now() - closedAt).toBeLessThan(100_000);
+});
+
 test.describe('the back/forward cache (enabled, as in real Chromium)', () => {
   test('messages waiting at exit do not keep the page out of the cache, and are delivered once', async ({ site, collector }) => {
     const browser = await chromium.launch({ executablePath, args, ignoreDefaultArgs: ['--disable-back-forward-cache'] });

@@ -214,14 +214,16 @@ export function createAnalytics() {
     const env = readEnvironment();
     tabs.enter();
     // Under the tabs' lock, so two tabs never adopt the same orphan. Without Web Locks nothing tells us when a tab
-    // dies: while other tabs' records are in the store, look again when the oldest one's lease ends.
+    // dies: look again when the oldest record left to another tab comes to the end of its lease, and at least every
+    // half lease (a tab that closes later leaves records this one has not seen yet).
     let leaseTimer: ReturnType<typeof setTimeout> | undefined;
     const adopt = (): Promise<void> =>
       tabs
         .exclusive(() => tabs.orphans().then(queue.adopt))
         .then((next) => {
           clearTimeout(leaseTimer);
-          if (next && tabs.leased()) leaseTimer = setTimeout(() => adopt().then(scheduler.notify), next + LEASE_MS - Date.now());
+          if (tabs.leased())
+            leaseTimer = setTimeout(() => adopt().then(scheduler.notify), Math.min(LEASE_MS / 2, next ? next + LEASE_MS - Date.now() : LEASE_MS));
         })
         .catch((e) => void log('could not read the stored queue', e));
     const ready = adopt().then(() => {
