@@ -19,7 +19,7 @@ import { readEnvironment, connectionType, highEntropyHints } from './environment
 import { check, timestamp } from './validate';
 import { createIdentity, uuid, type Identity } from './identity';
 import { createQueue, type Queue } from './queue';
-import { createTabs, LEASE_MS } from './locks';
+import { createTabs, LEASE_MS, ORPHAN_GRACE_MS } from './locks';
 import { createTransport } from './transport';
 import { createScheduler, type Scheduler } from './scheduler';
 import { listenLifecycle } from './lifecycle';
@@ -213,17 +213,20 @@ export function createAnalytics() {
     const identity = createIdentity({ storage: options.storage, cookie: options.cookie });
     const env = readEnvironment();
     tabs.enter();
-    // Under the tabs' lock, so two tabs never adopt the same orphan. Without Web Locks nothing tells us when a tab
-    // dies: look again when the oldest record left to another tab comes to the end of its lease, and at least every
-    // half lease (a tab that closes later leaves records this one has not seen yet).
-    let leaseTimer: ReturnType<typeof setTimeout> | undefined;
+    // Under the tabs' lock, so two tabs never adopt the same orphan, and only after ORPHAN_GRACE_MS (see
+    // `queue.adopt`). Without Web Locks nothing tells us when a tab dies: look again when the oldest record left to
+    // another tab comes to the end of its lease, and at least every half lease (a tab that closes later leaves
+    // records this one has not seen yet).
+    let adoptTimer: ReturnType<typeof setTimeout> | undefined;
     const adopt = (): Promise<void> =>
       tabs
-        .exclusive(() => tabs.orphans().then(queue.adopt))
-        .then((next) => {
-          clearTimeout(leaseTimer);
-          if (tabs.leased())
-            leaseTimer = setTimeout(() => adopt().then(scheduler.notify), Math.min(LEASE_MS / 2, next ? next + LEASE_MS - Date.now() : LEASE_MS));
+        .exclusive(() => tabs.orphans().then((isOrphan) => queue.adopt(isOrphan, ORPHAN_GRACE_MS)))
+        .then(({ left, due }) => {
+          clearTimeout(adoptTimer);
+          const now = Date.now();
+          let at = due || Infinity;
+          if (tabs.leased()) at = Math.min(at, now + LEASE_MS / 2, left ? left + LEASE_MS : Infinity);
+          if (at < Infinity) adoptTimer = setTimeout(() => adopt().then(scheduler.notify), at - now);
         })
         .catch((e) => void log('could not read the stored queue', e));
     const ready = adopt().then(() => {

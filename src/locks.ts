@@ -3,6 +3,11 @@ import type { QueueRecord } from './queue';
 const PREFIX = 'svc-analytics:';
 /** Without Web Locks, another tab's record is taken over after this long (a live tab sends well within it). */
 export const LEASE_MS = 60000;
+/**
+ * A gone tab's records are taken over this long after they were first seen orphaned, so that its page-exit note,
+ * which can reach other pages late (Firefox, measured with scripts/exit-closes.mjs), is read first.
+ */
+export const ORPHAN_GRACE_MS = 1500;
 
 /**
  * Tabs sharing the queue, through the Web Locks API (https://w3c.github.io/web-locks/): each tab holds a lock named

@@ -85,6 +85,8 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
   };
 
   let bytes = 0;
+  // Other tabs' records seen orphaned, and when (see `adopt`).
+  const orphanSince = new Map<string, number>();
   // Records removed for good (delivered, refused, expired): a pending write must not bring them back.
   const removed = new WeakSet<QueueRecord>();
   const drop = (ids: string[]) => {
@@ -176,10 +178,13 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
 
     /**
      * Reads the shared store: finishes deletes noted at a page exit, drops expired records, and adopts the records
-     * whose owner `isOrphan` says is gone (this tab becomes their owner). Resolves to the `queuedAt` of the oldest
-     * record left to other tabs (0 when none), for callers that must look again when its lease ends.
+     * whose owner `isOrphan` says is gone (this tab becomes their owner) once they were seen orphaned `graceMs`
+     * ago: the note of a page that just closed can reach this page late (Firefox: a localStorage write made as a tab
+     * closes shows in another page only some hundreds of ms later), and what it names must not be sent again.
+     * Resolves to `left`, the `queuedAt` of the oldest record left to other tabs, and `due`, when an orphan seen but
+     * not yet adopted may be (0 when none): the caller looks again then.
      */
-    async adopt(isOrphan: (r: QueueRecord) => boolean): Promise<number> {
+    async adopt(isOrphan: (r: QueueRecord) => boolean, graceMs = 0): Promise<{ left: number; due: number }> {
       const sent = sentIds();
       if (sent.length) {
         await persist((s) => delMany(sent, s));
@@ -191,8 +196,15 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
       // Only orphans: this tab's own records live in memory, which is authoritative. One of ours read here may be
       // one just delivered whose delete has not committed yet; taking it back would send it twice.
       const others = all.filter((r) => !mine.has(r.id) && r.owner != owner);
-      const adopted = others.filter(isOrphan);
-      const left = others.filter((r) => !adopted.includes(r)).reduce((t, r) => Math.min(t, r.queuedAt), Infinity);
+      const orphans = others.filter(isOrphan);
+      let due = Infinity;
+      const adopted = orphans.filter((r) => {
+        const since = orphanSince.get(r.id) ?? orphanSince.set(r.id, now).get(r.id)!;
+        if (now - since >= graceMs) return orphanSince.delete(r.id);
+        due = Math.min(due, since + graceMs);
+        return false;
+      });
+      const left = others.filter((r) => !orphans.includes(r)).reduce((t, r) => Math.min(t, r.queuedAt), Infinity);
       if (adopted.length) {
         for (const r of adopted) {
           r.owner = owner;
@@ -203,7 +215,7 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
         await persist((s) => setMany(adopted.map((r) => [r.id, r]), s));
         expire(now);
       }
-      return left < Infinity ? left : 0;
+      return { left: left < Infinity ? left : 0, due: due < Infinity ? due : 0 };
     },
 
     /** Keeps this tab's own records only (after a bfcache restore, another tab may have adopted some). */

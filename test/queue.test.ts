@@ -427,18 +427,39 @@ describe('createQueue', () => {
       const b = createQueue('B', WIDE, events());
       await b.add(rec(4, 'B', { queuedAt: t - 9000 }));
       // C's record is adopted, so A's oldest is the one left; B's own record never counts
-      expect(await b.adopt((r) => r.owner == 'C')).toBe(t - 3000);
+      expect(await b.adopt((r) => r.owner == 'C')).toEqual({ left: t - 3000, due: 0 });
       expect(ids(b)).toEqual(['id-0003', 'id-0004']);
     });
 
     it('resolves to 0 when it left no record to another tab', async () => {
       const b = createQueue('B', WIDE, events());
-      expect(await b.adopt(() => false)).toBe(0);
+      expect(await b.adopt(() => false)).toEqual({ left: 0, due: 0 });
       await b.add(rec(1, 'B'));
-      expect(await b.adopt(() => false)).toBe(0);
+      expect(await b.adopt(() => false)).toEqual({ left: 0, due: 0 });
       const a = createQueue('A', WIDE, events());
       await a.add(rec(2, 'A'));
-      expect(await b.adopt(() => true)).toBe(0);
+      expect(await b.adopt(() => true)).toEqual({ left: 0, due: 0 });
+    });
+
+    it('adopts an orphan only graceMs after it first saw it, and reads the exit note again first', async () => {
+      vi.useFakeTimers({ toFake: ['Date'] });
+      try {
+        const t = Date.now();
+        const a = createQueue('A', WIDE, events());
+        await a.add(rec(1, 'A'));
+        await a.add(rec(2, 'A'));
+        const b = createQueue('B', WIDE, events());
+        // first sight: nothing adopted yet, and B is told when to look again
+        expect(await b.adopt(() => true, 1500)).toEqual({ left: 0, due: t + 1500 });
+        expect(ids(b)).toEqual([]);
+        // A's note that it handed id-0001 to the browser arrives late (another page's localStorage write)
+        a.markSent(['id-0001']);
+        vi.setSystemTime(t + 1500);
+        expect(await b.adopt(() => true, 1500)).toEqual({ left: 0, due: 0 });
+        expect(ids(b)).toEqual(['id-0002']);
+      } finally {
+        vi.useRealTimers();
+      }
     });
   });
 
