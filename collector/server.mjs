@@ -211,7 +211,9 @@ export function messageProblems(m) {
   if (!isId(m.messageId)) bad('messageId', 'must be a non-empty string', m.messageId);
   if (!isIsoDateTime(m.timestamp)) bad('timestamp', 'must be an ISO 8601 date-time such as 2024-05-01T12:00:00.000Z', m.timestamp);
   if (m.sentAt !== undefined && !isIsoDateTime(m.sentAt)) bad('sentAt', 'must be an ISO 8601 date-time', m.sentAt);
-  const ids = ['userId', 'anonymousId'].filter((k) => m[k] !== undefined);
+  // A null id is an absent one: analytics.js (and the service's own SDK, a fork of it) sends `userId: null`
+  // before identify, and the service takes it.
+  const ids = ['userId', 'anonymousId'].filter((k) => m[k] != null);
   for (const k of ids) if (typeof m[k] !== 'string') bad(k, 'must be a string', m[k]);
   if (ids.every((k) => typeof m[k] === 'string') && !ids.some((k) => isId(m[k]))) {
     bad('userId', '(or anonymousId) is required as a non-empty string', m.userId ?? m.anonymousId);
