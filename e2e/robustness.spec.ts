@@ -330,3 +330,29 @@ test('events are only ever sent to the configured apiHost', async ({ page, conte
   expect(others).toEqual([]);
   expect(urls.some((u) => u.startsWith(collector.url + '/v1/batch'))).toBe(true);
 });
+
+test('a callback, handler or ready callback of the page that throws is reported as an error event, never thrown into the page', async ({ page, site, collector }) => {
+  const pageErrors = watchErrors(page);
+  await open(page, site.page('/basic.html', { opts: JSON.stringify({ flushInterval: 100 }) }));
+  const r = await page.evaluate(async () => {
+    const a = (window as any).analytics;
+    const codes: string[] = [];
+    a.on('error', (e: any) => codes.push(e.code));
+    const boom = () => {
+      throw new Error('page bug');
+    };
+    a.on('track', boom);
+    await a.track('With Throwing Callback', {}, {}, boom);
+    await a.ready(boom);
+    // a semantic helper refusing its call (no identified user) hands the error to the callback, which throws
+    await a.semantic.userDeleted({}, {}, boom).catch(() => {});
+    a.on('error', boom); // a throwing 'error' handler must not loop or escape either
+    await a.track('Still Working');
+    await new Promise((res) => setTimeout(res, 100));
+    return codes;
+  });
+  expect(r.filter((c) => c == 'callback_error').length).toBeGreaterThanOrEqual(4);
+  await collector.waitFor(2);
+  expect((await collector.messages()).map((m) => m.event)).toEqual(['With Throwing Callback', 'Still Working']);
+  expect(pageErrors).toEqual([]);
+});

@@ -23,7 +23,7 @@ import { createTabs, LEASE_MS, ORPHAN_GRACE_MS } from './locks';
 import { createTransport } from './transport';
 import { createScheduler, type Scheduler } from './scheduler';
 import { listenLifecycle } from './lifecycle';
-import { createEmitter, safely } from './emitter';
+import { createEmitter, createGuard } from './emitter';
 import { resolve } from './config';
 import { createEcommerce, type EcommerceHelpers, type TrackFn } from './ecommerce';
 import { createSemantic, type SemanticHelpers } from './semantic';
@@ -73,7 +73,13 @@ interface Core {
  * queue → scheduler (batch, deliver, retry). `replay` runs a call the snippet recorded, with its page and time.
  */
 export function createAnalytics() {
-  const emitter = createEmitter();
+  // A function of the page that throws is reported as an `'error'` (a throwing `'error'` handler only in debug mode).
+  const pageThrew = (e: unknown, name?: string) =>
+    name == 'error'
+      ? debugOn && console.warn(TAG, "an 'error' handler threw", e)
+      : report(analyticsError('callback_error', `a callback or handler of the page threw: ${(e as Error)?.message || e}`));
+  const emitter = createEmitter(pageThrew);
+  const safely = createGuard(pageThrew);
   const waitingForLoad: (() => void)[] = [];
   const nextId = monotonicUlid();
   let core: Core | undefined;
@@ -280,7 +286,7 @@ export function createAnalytics() {
       isDebug: () => debugOn,
       warn: (t) => console.warn(TAG, t),
     }),
-    semantic: createSemantic({ track, userId, report }),
+    semantic: createSemantic({ track, userId, report, call: safely }),
     initialized: false,
     VERSION: '__VERSION__',
   } as Analytics; // the six call methods are added below, from EVENT_ARGS

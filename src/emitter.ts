@@ -1,18 +1,24 @@
 type Handler = (...args: any[]) => void;
 
-/** Calls a function of the page's; if it throws, the error is reported like any page error, later, without breaking us. */
-export function safely(fn: Handler | undefined, ...args: unknown[]) {
-  try {
-    fn?.(...args);
-  } catch (e) {
-    setTimeout(() => {
-      throw e;
-    });
-  }
+/**
+ * The one guard for calling a function of the page (a callback, an `on` handler): what it throws goes to `thrown`,
+ * never into the page as an uncaught exception (CONTRACT section 2), and the caller carries on.
+ */
+export function createGuard(thrown: (error: unknown) => void) {
+  return (fn: Handler | undefined, ...args: unknown[]) => {
+    try {
+      fn?.(...args);
+    } catch (e) {
+      thrown(e);
+    }
+  };
 }
 
-/** A tiny event emitter (after mitt); a handler that throws is isolated from the others and from the caller. */
-export function createEmitter() {
+/**
+ * A tiny event emitter (after mitt); a handler that throws is isolated from the others and from the caller, and
+ * handed to `thrown` with the event's name.
+ */
+export function createEmitter(thrown: (error: unknown, name: string) => void) {
   const all = new Map<string, Handler[]>();
   return {
     on(name: string, h: Handler) {
@@ -22,7 +28,7 @@ export function createEmitter() {
       all.set(name, (all.get(name) || []).filter((x) => x !== h));
     },
     emit(name: string, ...args: unknown[]) {
-      for (const h of all.get(name) || []) safely(h, ...args);
+      for (const h of all.get(name) || []) createGuard((e) => thrown(e, name))(h, ...args);
     },
   };
 }

@@ -94,6 +94,8 @@ export function createSemantic(deps: {
   track: TrackFn;
   userId(): string | null;
   report?(error: AnalyticsError): void;
+  /** Calls a function of the page through the library's guard (it never throws into the page). */
+  call(fn: Callback | undefined, ...args: unknown[]): void;
 }): SemanticHelpers {
   const helpers: Record<string, SemanticHelper<object>> = {};
   TABLE.forEach((row) => {
@@ -110,7 +112,7 @@ export function createSemantic(deps: {
         `${event}: ${missing == 'userId' ? 'userId is required (identify the user first)' : `properties.${missing} is required (string)`}`,
       );
       if (deps.report) deps.report(error);
-      if (callback) callback(error);
+      deps.call(callback, error);
       return refused(error);
     };
   });

@@ -83,6 +83,7 @@ export type ErrorCode =
   | 'not_loaded'
   | 'delivery_rejected'
   | 'queue_full'
+  | 'callback_error'
   | 'expired'
   | 'storage_unavailable';
 

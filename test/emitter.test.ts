@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createEmitter } from '../src/emitter';
+import { createGuard, createEmitter } from '../src/emitter';
 
 afterEach(() => {
   vi.useRealTimers();
@@ -7,7 +7,7 @@ afterEach(() => {
 
 describe('createEmitter', () => {
   it('calls the handlers of an event with its arguments, in the order they were added', () => {
-    const e = createEmitter();
+    const e = createEmitter(() => {});
     const order: string[] = [];
     const a = vi.fn(() => order.push('a'));
     const b = vi.fn(() => order.push('b'));
@@ -20,7 +20,7 @@ describe('createEmitter', () => {
   });
 
   it('calls only the handlers of the event emitted', () => {
-    const e = createEmitter();
+    const e = createEmitter(() => {});
     const h = vi.fn();
     e.on('page', h);
     e.emit('track', 'x');
@@ -28,12 +28,12 @@ describe('createEmitter', () => {
   });
 
   it('does nothing for an event without handlers', () => {
-    const e = createEmitter();
+    const e = createEmitter(() => {});
     expect(() => e.emit('nothing', 1)).not.toThrow();
   });
 
   it('stops calling a handler after off', () => {
-    const e = createEmitter();
+    const e = createEmitter(() => {});
     const h = vi.fn();
     const other = vi.fn();
     e.on('error', h);
@@ -45,13 +45,13 @@ describe('createEmitter', () => {
   });
 
   it('ignores off for a handler that was never added', () => {
-    const e = createEmitter();
+    const e = createEmitter(() => {});
     expect(() => e.off('error', () => {})).not.toThrow();
   });
 
   it('keeps calling the other handlers when one throws, and does not throw to the caller', () => {
     vi.useFakeTimers();
-    const e = createEmitter();
+    const e = createEmitter(() => {});
     const after = vi.fn();
     e.on('track', () => {
       throw new Error('handler failed');
@@ -61,14 +61,29 @@ describe('createEmitter', () => {
     expect(after).toHaveBeenCalledWith('x');
   });
 
-  it('reports a handler error later, like any page error', () => {
-    vi.useFakeTimers();
-    const e = createEmitter();
+  it('hands a handler error to `thrown` with the event name, never to the page', () => {
+    const thrown = vi.fn();
+    const e = createEmitter(thrown);
     const boom = new Error('handler failed');
     e.on('track', () => {
       throw boom;
     });
-    e.emit('track');
-    expect(() => vi.runAllTimers()).toThrow(boom);
+    expect(() => e.emit('track')).not.toThrow();
+    expect(thrown).toHaveBeenCalledWith(boom, 'track');
+  });
+});
+
+describe('createGuard', () => {
+  it('calls the function with the arguments, and hands what it throws to `thrown`', () => {
+    const thrown = vi.fn();
+    const guard = createGuard(thrown);
+    const fn = vi.fn();
+    guard(fn, 1, 'a');
+    expect(fn).toHaveBeenCalledWith(1, 'a');
+    guard(() => {
+      throw 'text';
+    });
+    expect(thrown).toHaveBeenCalledWith('text');
+    expect(() => guard(undefined)).not.toThrow();
   });
 });

@@ -7,7 +7,7 @@ const RESULT = { event: { type: 'track' } } as unknown as CallResult;
 function setup(userId: string | null = 'u1') {
   const track = vi.fn(async (..._args: unknown[]) => RESULT);
   const report = vi.fn();
-  const helpers = createSemantic({ track, userId: () => userId, report }) as unknown as Record<
+  const helpers = createSemantic({ track, userId: () => userId, report, call: (fn: any, ...a: unknown[]) => fn?.(...a) }) as unknown as Record<
     string,
     (...args: unknown[]) => Promise<CallResult>
   >;
@@ -121,7 +121,7 @@ describe('createSemantic', () => {
   });
 
   it('works without a report dependency', async () => {
-    const helpers = createSemantic({ track: async () => RESULT, userId: () => null });
+    const helpers = createSemantic({ track: async () => RESULT, userId: () => null, call: (fn: any, ...a: unknown[]) => fn?.(...a) });
     await expect(helpers.userSuppressed()).rejects.toMatchObject({ code: 'invalid_arguments' });
   });
 });
