@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { body, BODY_OVERHEAD, planBatches } from '../src/batch';
 import { BATCH_LIMIT, byteLength } from '../src/validate';
+import { patched } from './patched';
 
 interface Item {
   bytes: number;
@@ -105,17 +106,6 @@ describe('planBatches', () => {
   });
 });
 
-// Runs `fn` with a built-in replaced the way a page might, and puts it back after.
-function patched<T extends object>(target: T, key: keyof T, value: unknown, fn: () => void) {
-  const saved = Object.getOwnPropertyDescriptor(target, key);
-  (target as any)[key] = value;
-  try {
-    fn();
-  } finally {
-    if (saved) Object.defineProperty(target, key, saved);
-    else delete target[key];
-  }
-}
 
 describe('body', () => {
   it('is {batch, sentAt} JSON without writeKey by default', () => {

@@ -1,18 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { byteLength, check, isoDate, MESSAGE_LIMIT, ownKeys, quote, sanitize, stringify, timestamp } from '../src/validate';
 import type { AnalyticsError, JSONValue } from '../src/types';
+import { patched } from './patched';
 
-// Runs `fn` with a built-in replaced the way a page might, and puts it back after.
-function patched<T extends object, K extends keyof T>(target: T, key: K, value: unknown, fn: () => void) {
-  const saved = Object.getOwnPropertyDescriptor(target, key);
-  (target as any)[key] = value;
-  try {
-    fn();
-  } finally {
-    if (saved) Object.defineProperty(target, key, saved);
-    else delete target[key];
-  }
-}
 
 // A small seeded PRNG (mulberry32), so a failure can be replayed.
 function prng(seed: number) {
