@@ -114,16 +114,28 @@ const SHORT: Record<string, string> = { '"': '\\"', '\\': '\\\\', '\n': '\\n', '
 export const quote = (s: string): string =>
   '"' + s.replace(ESCAPED, (c) => (c.length > 1 ? c : SHORT[c] || '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'))) + '"';
 
+// The engine's JSON.stringify, when it is still the engine's when the bundle runs.
+const jsonStringify = JSON.stringify;
+const nativeJSON = /\[native code\]/.test(Function.prototype.toString.call(jsonStringify));
+
 /**
- * Serialises plain JSON data (what `sanitize` returns) without `JSON.stringify`, which a page can replace and whose
- * output a page changes through `toJSON` on built-in prototypes (Prototype.js turns every array into a string).
+ * Serialises plain JSON data (what `sanitize` returns). The engine's `JSON.stringify` is used only while no page
+ * has put a `toJSON` on Array.prototype or Object.prototype (the only ones it consults for such data): Prototype.js
+ * turns every array into a string that way. Otherwise, and where a page replaced `JSON.stringify` before the
+ * bundle ran, our own serialiser writes the same text.
  */
 export function stringify(v: JSONValue): string {
+  return nativeJSON && (Array.prototype as any).toJSON === undefined && (objectProto as any).toJSON === undefined
+    ? jsonStringify(v)
+    : serialise(v);
+}
+
+function serialise(v: JSONValue): string {
   if (typeof v == 'string') return quote(v);
   if (v === null || typeof v != 'object') return '' + v;
-  if (isArray(v)) return '[' + v.map(stringify).join(',') + ']';
+  if (isArray(v)) return '[' + v.map(serialise).join(',') + ']';
   let s = '';
-  for (const k of ownKeys(v)) s += (s ? ',' : '') + quote(k) + ':' + stringify(v[k]);
+  for (const k of ownKeys(v)) s += (s ? ',' : '') + quote(k) + ':' + serialise(v[k]);
   return '{' + s + '}';
 }
 
