@@ -6,7 +6,7 @@ import type { CallResult } from '../../src/types';
 
 declare const track: (event: string, properties: object | undefined) => Promise<CallResult>;
 const ecommerce = createEcommerce({ track, isDebug: () => false, warn: () => {} });
-const semantic = createSemantic({ track, userId: () => null });
+const semantic = createSemantic({ track, userId: () => null, call: () => {} });
 
 // Valid calls compile, custom properties included.
 const done: Promise<CallResult> = ecommerce.productViewed({ product_id: 'p1', price: 9.99, quantity: 2, currency: 'USD' });
