@@ -1,5 +1,5 @@
 import type { Page } from '@playwright/test';
-import { test, expect, ready } from './fixtures';
+import { test, expect, ready, sendFirst } from './fixtures';
 
 // CONTRACT section 2 calls that are not about the wire: debug, ready, on() delivery events, and the promise
 // resolving only once the message is durably queued.
@@ -72,8 +72,9 @@ test("on('delivered') reports messages after a 2xx, and on('retry') a failed att
   expect(r.retries[0]).toMatchObject({ status: 503, messageIds: [r.id] });
 });
 
-test('a call resolves only once its message is in IndexedDB (durably queued)', async ({ page, site }) => {
+test('a call resolves only once its message is in IndexedDB (durably queued)', async ({ page, site, collector }) => {
   await open(page, site, { flushInterval: 60000, flushAt: 1000 });
+  await sendFirst(page, collector); // so that the next message waits in the queue
   const stored = await page.evaluate(async () => {
     const { event } = await (window as any).analytics.track('Durable', { n: 1 });
     // Read the library's own database directly, right after the promise resolved.

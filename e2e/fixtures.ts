@@ -83,6 +83,16 @@ export async function ready(page: Page) {
   await page.evaluate(() => (window as any).analytics.ready());
 }
 
+/**
+ * Sends one message and waits for it to arrive: the first message of a quiet spell goes at once (CONTRACT section 3
+ * `flushAt`), so the messages after it wait for `flushAt` or `flushInterval` (or a page exit). Returns its id.
+ */
+export async function sendFirst(page: Page, collector: CollectorHandle, event = 'First Of The Spell'): Promise<string> {
+  const id: string = await page.evaluate(async (name) => (await (window as any).analytics.track(name)).event.messageId, event);
+  await collector.waitFor(1, { messageId: id }, 10000);
+  return id;
+}
+
 /** Counts of each value of `key` among `msgs`. */
 export function countBy(msgs: any[], key: (m: any) => string): Map<string, number> {
   const out = new Map<string, number>();

@@ -5,8 +5,9 @@ import { DEFAULT_BOUNDS, type QueueBounds } from './queue';
 export const DEFAULT_API_HOST = 'cdp.svc.example';
 
 /**
- * `flushAt` default: 20 messages. A visit's first burst (page, identify, a few tracks) leaves in one request, and
- * 1,000 events cost about 50 requests at most (a tight loop of calls goes out in as few as the 500 KB limit allows).
+ * `flushAt` default: 20 messages. The first message of a quiet spell goes at once; what follows within a second
+ * waits and leaves in one request, and 1,000 events cost about 50 requests at most (a tight loop of calls goes out
+ * in as few as the 500 KB limit allows).
  */
 export const DEFAULT_FLUSH_AT = 20;
 /** `flushInterval` default: 1,000 ms, so events show up within a second; page exit is covered by sendBeacon. */

@@ -25,6 +25,11 @@ export function createTabs(id: string, gone: () => void) {
     // a getter that throws: as if missing
   }
   let release: (() => void) | undefined;
+  // Settles when this page leaves: a send still running then lets go of the send lock (see `exclusive`).
+  let left!: Promise<void>;
+  let letGo: (() => void) | undefined;
+  const stay = () => void (left = new Promise<void>((r) => (letGo = r)));
+  stay();
   let channel: BroadcastChannel | undefined;
   // Watches on other tabs' locks: pending lock requests, ended when this page leaves.
   let watches: AbortController | undefined;
@@ -89,6 +94,7 @@ export function createTabs(id: string, gone: () => void) {
     /** Holds this tab's life lock (until `leave`) and watches the others'; says hello to the other tabs. */
     enter() {
       if (!locks || release) return;
+      if (!letGo) stay();
       watches = new AbortController();
       const held = new Promise<void>((r) => (release = r));
       // Other tabs hear of us only once our lock is held: one that asked for it before would be granted it at once.
@@ -99,6 +105,8 @@ export function createTabs(id: string, gone: () => void) {
      * request or an open channel may be kept out of the back/forward cache (https://web.dev/articles/bfcache).
      */
     leave() {
+      letGo?.();
+      letGo = undefined;
       release?.();
       release = undefined;
       watches?.abort();
@@ -117,11 +125,19 @@ export function createTabs(id: string, gone: () => void) {
     },
     /** True when there is no lock manager to tell when a tab dies: the caller polls at the lease instead. */
     leased: () => !locks,
-    /** Runs `fn` while no other tab of this site is sending (just runs it where Web Locks are unusable). */
+    /**
+     * Runs `fn` while no other tab of this site is sending (just runs it where Web Locks are unusable). The lock is
+     * let go when this page leaves, even if `fn` still runs (a request in flight): a page in the back/forward cache
+     * that holds a lock another page asks for is evicted (Chromium's reason "weblocks-contention", seen in
+     * e2e/conditions.spec.ts; https://developer.mozilla.org/en-US/docs/Web/API/NotRestoredReasonDetails/reason).
+     * What it sends then is noted at the exit, so no other tab sends it again.
+     */
     exclusive<T>(fn: () => Promise<T>): Promise<T> {
       if (!locks) return fn();
       let result: Promise<T> | undefined;
-      return request(PREFIX + 'send', {}, () => (result = new Promise<T>((r) => r(fn()))).catch(() => {})).then(() => result || fn());
+      return request(PREFIX + 'send', {}, () => Promise.race([(result = new Promise<T>((r) => r(fn()))).catch(() => {}), left])).then(
+        () => result || fn(),
+      );
     },
   };
 }

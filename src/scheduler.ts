@@ -24,8 +24,9 @@ export interface SchedulerDeps {
 }
 
 /**
- * Decides when to send and owns the retry state: a flush starts when `flushAt` messages wait or `flushInterval` ms
- * after the oldest was queued; it sends everything waiting in as few requests as the 500 KB limit allows, one
+ * Decides when to send and owns the retry state: a message stored when nothing is in flight and nothing was sent for
+ * `flushInterval` ms goes at once; otherwise a flush starts when `flushAt` messages wait or `flushInterval` ms after
+ * the oldest was queued; it sends everything waiting in as few requests as the 500 KB limit allows, one
  * request at a time across all tabs. Failures back off (honouring Retry-After) with the messages kept in order;
  * a 4xx splits the batch until the one bad message is found and dropped.
  */
@@ -33,6 +34,8 @@ export function createScheduler(d: SchedulerDeps) {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let due = Infinity;
   let retryUntil = 0;
+  // When this page last sent a request: a message stored after a quiet spell goes out at once.
+  let lastSent = -Infinity;
   let chain: Promise<void> = Promise.resolve();
   // `pagehide` ran: this page sends nothing more until it is shown again (see `exit`).
   let gone = false;
@@ -63,11 +66,14 @@ export function createScheduler(d: SchedulerDeps) {
     if (count <= 0) return;
     const now = Date.now();
     if (now < retryUntil) arm(retryUntil - now);
+    // Nothing in flight and nothing sent for an interval: the first message of a quiet spell goes at once (what
+    // arrives meanwhile waits for its answer, or for the interval, and goes in one batch).
+    else if (count >= d.flushAt || (!inflight.size && now - lastSent >= d.flushInterval)) arm(0);
     else {
       // In-flight records are the oldest; the interval runs from the oldest one still waiting.
       let i = 0;
       while (i < list.length - 1 && inflight.has(list[i].id)) i++;
-      arm(count >= d.flushAt ? 0 : list[i].queuedAt + d.flushInterval - now);
+      arm(list[i].queuedAt + d.flushInterval - now);
     }
   };
 
@@ -82,6 +88,7 @@ export function createScheduler(d: SchedulerDeps) {
     const ids = batch.map((r) => r.id);
     const keepalive = d.transport.fits(bytes);
     ids.forEach((id) => inflight.set(id, keepalive));
+    lastSent = Date.now();
     d.log('sending', messages.length, 'messages,', bytes, 'bytes');
     let answer = await d.transport.post(d.url, d.writeKey, text, bytes, keepalive);
     if (!answer.status && keepalive) {

@@ -104,9 +104,12 @@ export interface LoadOptions {
   region?: 'us' | 'eu';
   /** Where the snippet loads the bundle from (snippet only). @default the CDN URL */
   cdnUrl?: string;
-  /** Flush when this many messages wait. @default 20 */
+  /**
+   * Flush when this many messages wait. When nothing is in flight and nothing was sent in the last `flushInterval`
+   * ms, a stored message goes at once instead. @default 20
+   */
   flushAt?: number;
-  /** Flush this many ms after the oldest waiting message was queued. @default 1000 */
+  /** Flush this many ms after the oldest waiting message was queued (and the quiet spell before one goes at once). @default 1000 */
   flushInterval?: number;
   /** Send `page()` at load and on every same-document URL change. @default false */
   trackPageViews?: boolean;

@@ -258,6 +258,21 @@ describe('createTabs', () => {
       expect(await a.exclusive(async () => 'again')).toBe('again');
     });
 
+    it('lets go of the send lock when the page leaves, even while its work still runs (a request in flight)', async () => {
+      const { manager, held } = fakeLocks();
+      useLocks(manager);
+      const a = tabs('A');
+      a.enter();
+      let finish!: (v: string) => void;
+      const running = a.exclusive(() => new Promise<string>((r) => (finish = r)));
+      await vi.waitFor(() => expect(held.has(SEND)).toBe(true));
+      a.leave();
+      // another page of the site gets the lock at once (a page in the back/forward cache must hold none)
+      expect(await tabs('B').exclusive(async () => 'B ran')).toBe('B ran');
+      finish('A done');
+      expect(await running).toBe('A done');
+    });
+
     it('runs exclusive work that throws synchronously once, and rejects with its error', async () => {
       const { manager, held } = fakeLocks();
       useLocks(manager);

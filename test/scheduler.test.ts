@@ -118,9 +118,77 @@ afterEach(() => {
 
 describe('createScheduler', () => {
   describe('notify', () => {
-    it('sends once flushAt messages wait', async () => {
+    // The first message of a quiet spell goes at once; the tests of batching send one first, so the next ones wait.
+    const primed = async (over: Partial<SchedulerDeps>) => {
       const fetch = mockFetch([{ status: 200 }]);
-      const { add, queue, emit } = setup({ flushAt: 3, flushInterval: 60000 });
+      const s = setup(over);
+      s.add(record());
+      await advance(0);
+      expect(fetch).toHaveBeenCalledTimes(1);
+      fetch.mockClear();
+      return { ...s, fetch };
+    };
+
+    it('sends the first message of a quiet spell at once, and batches what follows within the interval', async () => {
+      const fetch = mockFetch([{ status: 200 }]);
+      const { add } = setup({ flushAt: 20, flushInterval: 1000 });
+      const [first] = add(record());
+      await advance(0);
+      expect(fetch).toHaveBeenCalledTimes(1);
+      expect(batchIds(bodies(fetch)[0])).toEqual([first.id]);
+      await advance(100);
+      const [second] = add(record());
+      const [third] = add(record());
+      await advance(0);
+      expect(fetch).toHaveBeenCalledTimes(1); // sent 100 ms ago: these wait for the interval
+      await advance(999);
+      expect(fetch).toHaveBeenCalledTimes(1);
+      await advance(1);
+      expect(fetch).toHaveBeenCalledTimes(2);
+      expect(batchIds(bodies(fetch)[1])).toEqual([second.id, third.id]);
+      await advance(5000); // quiet again
+      const [fourth] = add(record());
+      await advance(0);
+      expect(fetch).toHaveBeenCalledTimes(3);
+      expect(batchIds(bodies(fetch)[2])).toEqual([fourth.id]);
+    });
+
+    it('sends a burst stored in one go at once, in one request', async () => {
+      const fetch = mockFetch([{ status: 200 }]);
+      const { queue, scheduler } = setup({ flushAt: 20 });
+      const rs = Array.from({ length: 50 }, () => record());
+      queue.records.push(...rs);
+      scheduler.notify();
+      await advance(0);
+      expect(fetch).toHaveBeenCalledTimes(1);
+      expect(batchIds(bodies(fetch)[0])).toEqual(rs.map((r) => r.id));
+    });
+
+    it('holds what arrives while a request is in flight, and the interval counts from the oldest one waiting', async () => {
+      let answer!: (v: unknown) => void;
+      const fetch = vi.fn(() => new Promise((r) => (answer = r)));
+      vi.stubGlobal('fetch', fetch);
+      const { add } = setup({ flushAt: 20, flushInterval: 1000 });
+      const [a] = add(record());
+      await advance(0);
+      expect(fetch).toHaveBeenCalledTimes(1); // a is in flight, its answer slow
+      expect(batchIds(String((fetch.mock.calls[0] as any)[1].body))).toEqual([a.id]);
+      await advance(200);
+      const [b] = add(record()); // queued at 200 ms while a is in flight: due at 1,200 ms
+      await advance(300);
+      answer({ status: 200, headers: { get: () => null } });
+      await advance(0);
+      expect(fetch).toHaveBeenCalledTimes(1);
+      await advance(600); // 1,100 ms
+      expect(fetch).toHaveBeenCalledTimes(1);
+      await advance(100); // 1,200 ms
+      expect(fetch).toHaveBeenCalledTimes(2);
+      expect(batchIds(String((fetch.mock.calls[1] as any)[1].body))).toEqual([b.id]);
+      answer({ status: 200, headers: { get: () => null } });
+    });
+
+    it('sends once flushAt messages wait', async () => {
+      const { add, queue, emit, fetch } = await primed({ flushAt: 3, flushInterval: 60000 });
       const rs = add(record(), record());
       await advance(5000);
       expect(fetch).not.toHaveBeenCalled();
@@ -133,8 +201,7 @@ describe('createScheduler', () => {
     });
 
     it('sends flushInterval ms after the oldest waiting message was queued', async () => {
-      const fetch = mockFetch([{ status: 200 }]);
-      const { add } = setup({ flushAt: 20, flushInterval: 1000 });
+      const { add, fetch } = await primed({ flushAt: 20, flushInterval: 1000 });
       const [first] = add(record());
       await advance(600);
       const [second] = add(record());
@@ -143,29 +210,6 @@ describe('createScheduler', () => {
       await advance(1);
       expect(fetch).toHaveBeenCalledTimes(1);
       expect(batchIds(bodies(fetch)[0])).toEqual([first.id, second.id]);
-    });
-
-    it('counts the interval from the oldest message not already in flight', async () => {
-      let answer!: (v: unknown) => void;
-      const fetch = vi.fn(() => new Promise((r) => (answer = r)));
-      vi.stubGlobal('fetch', fetch);
-      const { add } = setup({ flushAt: 20, flushInterval: 1000 });
-      const [a] = add(record());
-      await advance(1000);
-      expect(fetch).toHaveBeenCalledTimes(1); // a is in flight, its answer slow
-      expect(batchIds(String((fetch.mock.calls[0] as any)[1].body))).toEqual([a.id]);
-      await advance(200);
-      const [b] = add(record()); // queued at 1,200 ms: due at 2,200 ms
-      await advance(300);
-      answer({ status: 200, headers: { get: () => null } });
-      await advance(0);
-      expect(fetch).toHaveBeenCalledTimes(1);
-      await advance(600); // 2,100 ms
-      expect(fetch).toHaveBeenCalledTimes(1);
-      await advance(100); // 2,200 ms
-      expect(fetch).toHaveBeenCalledTimes(2);
-      expect(batchIds(String((fetch.mock.calls[1] as any)[1].body))).toEqual([b.id]);
-      answer({ status: 200, headers: { get: () => null } });
     });
 
     it('sends nothing when nothing waits', async () => {
