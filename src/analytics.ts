@@ -7,6 +7,7 @@ import type {
   JSONObject,
   LoadOptions,
   Message,
+  MessageContext,
   MessageType,
   PageContext,
   User,
@@ -14,9 +15,9 @@ import type {
 import { analyticsError, refused } from './errors';
 import { normalise } from './call';
 import { monotonicUlid } from './ulid';
-import { buildContext, merge, pageContext, type Environment } from './context';
+import { buildContext, pageContext, type Environment, type Hints } from './context';
+import { buildMessage, type BuiltMessage } from './message';
 import { readEnvironment, connectionType, highEntropyHints } from './environment';
-import { check, timestamp } from './validate';
 import { createIdentity, uuid, type Identity } from './identity';
 import { createQueue, type Queue } from './queue';
 import { createTabs, LEASE_MS, ORPHAN_GRACE_MS } from './locks';
@@ -58,19 +59,29 @@ export interface Analytics {
   readonly VERSION: string;
 }
 
+/** Where and when a call was made: its page and time (as the snippet recorded them, or read at the call). */
+export interface CallSite {
+  page: RecordedPage;
+  time: number;
+}
+
+// The parts of an instance that exist once `load` ran.
 interface Core {
   identity: Identity;
   scheduler: Scheduler;
+  queue: Queue;
   env: Environment;
   integrations: JSONObject;
   owner: string;
-  queue: Queue;
   ready: Promise<void>;
+  hints?: Hints;
 }
 
 /**
- * Creates an instance: usable at once (calls before `load` wait for it), wired call → context → validate →
- * queue → scheduler (batch, deliver, retry). `replay` runs a call the snippet recorded, with its page and time.
+ * Creates an instance: usable at once (calls before `load` wait for it), wired call → message (context, validation)
+ * → queue → scheduler (batch, deliver, retry) → transport, with the hand-off at page exit. `load` takes, besides the
+ * public arguments, the calls recorded before it (they run before automatic page views start); `replay` runs a
+ * recorded call with its page and time.
  */
 export function createAnalytics() {
   // A function of the page that throws is reported as an `'error'` (a throwing `'error'` handler only in debug mode).
@@ -84,14 +95,18 @@ export function createAnalytics() {
   const nextId = monotonicUlid();
   let core: Core | undefined;
   let debugOn = false;
-  let lastPage: { key: string; page: PageContext } | undefined;
   // URL of the last page message queued, so an automatic page view never repeats a page() the site made itself.
   let pagedUrl: string | undefined;
-  // Set while a recorded (snippet) call is replayed: its page and time stand in for the current ones.
-  let recorded: { page?: RecordedPage; time?: number } | undefined;
-
+  // The context of the last call's page: most calls of a page share it.
+  let lastContext: { key: string; hints?: Hints; page: PageContext; context: MessageContext } | undefined;
   // Ids of calls refused while the queue is full, reported through `'error'` once per episode (not once per call).
   let refusedIds: string[] | undefined;
+
+  const log = (...a: unknown[]) => debugOn && console.log(TAG, ...a);
+  const report = (e: AnalyticsError) => {
+    debugOn && console.warn(TAG, e.code, e.message);
+    emitter.emit('error', e);
+  };
   const full = (e: AnalyticsError) => {
     if (!refusedIds) {
       const ids: string[] = (refusedIds = []);
@@ -99,109 +114,97 @@ export function createAnalytics() {
     }
     refusedIds.push(...(e.messageIds || []));
   };
-  const log = (...a: unknown[]) => debugOn && console.log(TAG, ...a);
-  const report = (e: AnalyticsError) => {
-    debugOn && console.warn(TAG, e.code, e.message);
-    emitter.emit('error', e);
+  const contextAt = (c: Core, [url, title, referrer]: RecordedPage) => {
+    const connection = connectionType(); // the network can change during a visit
+    const key = url + '\n' + title + '\n' + referrer + '\n' + connection;
+    if (!lastContext || lastContext.key != key || lastContext.hints != c.hints) {
+      const page = pageContext(url, title, referrer);
+      lastContext = { key, hints: c.hints, page, context: buildContext({ env: c.env, page, connectionType: connection, hints: c.hints }) };
+    }
+    return lastContext;
   };
 
-  // Same page as the last call: reuse its parsed context (most calls on a page share it).
-  const pageOf = ([url, title, referrer]: RecordedPage): PageContext => {
-    const key = url + '\n' + title + '\n' + referrer;
-    if (!lastPage || lastPage.key != key) lastPage = { key, page: pageContext(url, title, referrer) };
-    return lastPage.page;
-  };
-
-  function invoke(type: MessageType, args: unknown[], page?: RecordedPage, time?: number): Promise<CallResult> {
+  function invoke(type: MessageType, args: unknown[], site?: CallSite): Promise<CallResult> {
     // Found before normalise runs, so arguments it refuses still reach the callback (normalise finds the same one).
     const callback = args.find((x) => typeof x == 'function') as Callback | undefined;
-    if (!core && typeof window == 'undefined') {
-      const err = analyticsError('not_loaded', 'svc-analytics runs in a browser only');
-      safely(callback, err);
-      return refused(err);
-    }
-    // The page and time of the call itself, also for a call that waits for `load`.
-    page ||= recorded?.page || [location.href, document.title, document.referrer];
-    time ||= recorded?.time || Date.now();
-    if (!core) return new Promise((res, rej) => waitingForLoad.push(() => invoke(type, args, page, time).then(res, rej)));
-    const c = core;
-    try {
-      const n = normalise(type, args);
-      const o = n.options;
-      const f = n.fields;
-      const ts = timestamp(o.timestamp == null ? time : o.timestamp);
-      if (!ts) throw analyticsError('invalid_arguments', `${type}: options.timestamp must be a Date or an ISO 8601 date-time (years 0000-9999)`);
-      const id = c.identity;
-      const userId = type == 'identify' ? f.userId || id.userId() : id.userId();
-      const p = pageOf(page);
-      c.env.connectionType = connectionType(); // the network can change during a visit
-      const ctx = buildContext(c.env, p);
-      if (type == 'page') {
-        // page() properties carry the page facts; the caller's values win in both places
-        f.properties = { ...p, ...(f.name && { name: f.name }), ...(f.category && { category: f.category }), ...f.properties };
-        for (const k of Object.keys(p) as (keyof PageContext)[])
-          if (typeof f.properties[k] == 'string') ctx.page = { ...ctx.page, [k]: f.properties[k] };
-      } else if (type == 'screen' && f.name) f.properties = { name: f.name, ...f.properties };
-      if (type == 'identify') f.traits = id.merged(f.userId, f.traits);
-      if (type == 'alias' && !f.previousId) f.previousId = id.userId() || id.anonymousId();
-      const message = {
-        type,
-        ...f,
-        messageId: nextId(time),
-        timestamp: ts,
-        anonymousId: o.anonymousId ? String(o.anonymousId) : id.anonymousId(),
-        ...(userId && type != 'alias' && { userId }),
-        integrations: { ...c.integrations, ...o.integrations },
-        context: merge(ctx, o.context),
-      } as Message;
-      const checked = check(message);
-      if (checked instanceof Error) throw checked;
-      const m = checked.value;
-      if (type == 'page') pagedUrl = m.properties!.url;
-      // What persists is what was sent: the sanitised traits (a cycle or a function never reaches storage).
-      if (type == 'identify') id.identify(f.userId, m.traits!);
-      const result: CallResult = { event: m };
-      const queued = c.queue.add({ id: m.messageId, message: m, bytes: checked.bytes, queuedAt: Date.now(), attempts: 0, owner: c.owner }).then(
-        () => {
-          refusedIds = undefined;
-          log(type, m);
-          safely(callback, result);
-          emitter.emit(type, ...EVENT_ARGS[type].map((k) => m[k]), result);
-          c.scheduler.notify();
-          return result;
-        },
-        (e: AnalyticsError) => {
-          full(e);
-          safely(callback, e);
-          throw e;
-        },
-      );
-      queued.catch(() => {}); // ignoring the promise is allowed: no unhandled rejection
-      return queued;
-    } catch (e) {
-      const err = (e as AnalyticsError).code ? (e as AnalyticsError) : analyticsError('invalid_arguments', String(e));
+    const refuse = (err: AnalyticsError) => {
       report(err);
       safely(callback, err);
-      return refused(err);
+      return refused<CallResult>(err);
+    };
+    if (!core && typeof window == 'undefined') return refuse(analyticsError('not_loaded', 'svc-analytics runs in a browser only'));
+    // The page and time of the call itself, also for a call that waits for `load`.
+    const at = site || { page: [location.href, document.title, document.referrer] as RecordedPage, time: Date.now() };
+    if (!core) return new Promise((res, rej) => waitingForLoad.push(() => invoke(type, args, at).then(res, rej)));
+    const c = core;
+    let built: BuiltMessage | AnalyticsError;
+    try {
+      const { page, context } = contextAt(c, at.page);
+      const id = c.identity;
+      built = buildMessage({
+        type,
+        call: normalise(type, args),
+        visitor: { anonymousId: id.anonymousId(), userId: id.userId(), traits: id.traits() },
+        page,
+        context,
+        integrations: c.integrations,
+        messageId: nextId(at.time),
+        time: at.time,
+      });
+    } catch (e) {
+      built = (e as AnalyticsError).code ? (e as AnalyticsError) : analyticsError('invalid_arguments', String(e));
     }
+    if (built instanceof Error) return refuse(built);
+    const { message, bytes } = built;
+    if (type == 'page') pagedUrl = message.properties!.url;
+    // What persists is what was sent: the sanitised traits (a cycle or a function never reaches storage).
+    if (type == 'identify') c.identity.identify(message.userId, message.traits!);
+    const result: CallResult = { event: message };
+    const queued = c.queue.add({ id: message.messageId, message, bytes, queuedAt: Date.now(), attempts: 0, owner: c.owner }).then(
+      () => {
+        refusedIds = undefined;
+        log(type, message);
+        safely(callback, result);
+        emitter.emit(type, ...EVENT_ARGS[type].map((k) => message[k]), result);
+        c.scheduler.notify();
+        return result;
+      },
+      (e: AnalyticsError) => {
+        full(e);
+        safely(callback, e);
+        throw e;
+      },
+    );
+    queued.catch(() => {}); // ignoring the promise is allowed: no unhandled rejection
+    return queued;
   }
 
   // Calls that change state or read it wait for `load` like the others, keeping their order.
   const whenLoaded = (fn: (c: Core) => void) => (core ? fn(core) : waitingForLoad.push(() => fn(core!)));
 
-  // Never throws into the page: a failure to start is reported like any other error.
-  function load(writeKey: string, options?: LoadOptions) {
+  /**
+   * Starts the instance (never throws into the page: a failure to start is reported like any other error). `recorded`
+   * runs the calls made before the bundle came (the snippet's), right after the instance is up and before automatic
+   * page views start, so that they keep their order.
+   */
+  function load(writeKey: string, options?: LoadOptions, recorded?: () => void) {
     try {
-      start(writeKey, options || {});
+      if (core || typeof window == 'undefined') return void (core && log('load() called again: ignored'));
+      if (!writeKey || typeof writeKey != 'string') return report(analyticsError('invalid_arguments', 'load: a writeKey is required'));
+      options = options || {};
+      if (options.debug) debugOn = true;
+      core = start(writeKey, options);
     } catch (e) {
-      report(analyticsError('invalid_arguments', `load failed: ${(e as Error)?.message || e}`));
+      return report(analyticsError('invalid_arguments', `load failed: ${(e as Error)?.message || e}`));
     }
+    api.initialized = true;
+    safely(recorded);
+    waitingForLoad.splice(0).forEach((f) => f());
+    if (options.trackPageViews) trackPageViews((page) => void (page[0] != pagedUrl && invoke('page', [], { page, time: Date.now() })));
   }
 
-  function start(writeKey: string, options: LoadOptions) {
-    if (core || typeof window == 'undefined') return void (core && log('load() called again: ignored'));
-    if (!writeKey || typeof writeKey != 'string') return report(analyticsError('invalid_arguments', 'load: a writeKey is required'));
-    if (options.debug) debugOn = true;
+  // Creates the stages and wires them.
+  function start(writeKey: string, options: LoadOptions): Core {
     const r = resolve(options);
     if (r.ignored.length) report(analyticsError('invalid_arguments', `load: integrations ${r.ignored} ignored: the API takes true or false`));
     const owner = uuid();
@@ -217,7 +220,6 @@ export function createAnalytics() {
     });
     const scheduler = createScheduler({ ...r, queue, tabs, transport: createTransport(), writeKey, report, emit: emitter.emit, log });
     const identity = createIdentity({ storage: options.storage, cookie: options.cookie });
-    const env = readEnvironment();
     tabs.enter();
     // Under the tabs' lock, so two tabs never adopt the same orphan, and only after ORPHAN_GRACE_MS (see
     // `queue.adopt`). Without Web Locks nothing tells us when a tab dies: look again when the oldest record left to
@@ -240,9 +242,8 @@ export function createAnalytics() {
       emitter.emit('ready');
       scheduler.notify();
     });
-    api.initialized = true;
-    core = { identity, scheduler, env, integrations: r.integrations, owner, queue, ready };
-    if (options.highEntropyHints) highEntropyHints().then((h) => (env.hints = h));
+    const c: Core = { identity, scheduler, queue, env: readEnvironment(), integrations: r.integrations, owner, ready };
+    if (options.highEntropyHints) highEntropyHints().then((h) => (c.hints = h));
     listenLifecycle({
       exit(how) {
         scheduler.exit(how);
@@ -256,18 +257,14 @@ export function createAnalytics() {
       },
       online: () => scheduler.flush(),
     });
-    // After the snippet's recorded calls have been replayed (synchronously, right after load), so order holds.
-    if (options.trackPageViews)
-      Promise.resolve().then(() => {
-        trackPageViews((page) => void (page[0] != pagedUrl && invoke('page', [], page)));
-      });
-    waitingForLoad.splice(0).forEach((f) => f());
+    return c;
   }
 
-  const track: TrackFn = (event, props, options, cb) => invoke('track', [event, props, options, cb]);
+  // The helpers' calls: a recorded one passes its page and time on.
+  const track: TrackFn = (event, props, options, cb, site) => invoke('track', [event, props, options, cb], site as CallSite | undefined);
   const userId = () => core?.identity.userId() ?? null;
   const api = {
-    load,
+    load: (writeKey: string, options?: LoadOptions) => load(writeKey, options),
     reset: () => whenLoaded((c) => (c.identity.reset(), emitter.emit('reset'))),
     setAnonymousId: (id: string) => whenLoaded((c) => id && c.identity.setAnonymousId(String(id))),
     user: () => ({
@@ -290,22 +287,23 @@ export function createAnalytics() {
     initialized: false,
     VERSION: '__VERSION__',
   } as Analytics; // the six call methods are added below, from EVENT_ARGS
-  /** Replays a call the snippet recorded (`ecommerce.orderCompleted` style names included) with its page and time. */
-  function replay(method: string, args: unknown[], page?: RecordedPage, time?: number) {
-    recorded = { page, time };
+  for (const type of Object.keys(EVENT_ARGS) as MessageType[]) api[type] = (...a: unknown[]) => invoke(type, a);
+
+  /** Runs a call the snippet recorded (`ecommerce.orderCompleted` style names included) with its page and time. */
+  function replay(method: string, args: unknown[], page: RecordedPage, time: number) {
+    const site = { page, time };
     try {
-      const [ns, name] = method.split('.');
-      const target = name ? (api as any)[ns] : api;
-      const fn = target && target[name || ns];
-      if (typeof fn == 'function') return fn.apply(target, args);
+      if (method in EVENT_ARGS) return invoke(method as MessageType, args, site);
+      const [space, name] = method.split('.');
+      const target = name ? (api as any)[space] : api;
+      const fn = target && target[name || space];
+      // A helper takes the call's site after its three arguments.
+      if (typeof fn == 'function') return name ? fn(args[0], args[1], args[2], site) : fn.apply(api, args);
     } catch (e) {
       log('could not replay', method, e);
-    } finally {
-      recorded = undefined;
     }
   }
-  for (const type of Object.keys(EVENT_ARGS) as MessageType[]) api[type] = (...a: unknown[]) => invoke(type, a);
-  return { api, replay };
+  return { api, load, replay };
 }
 
 /** The npm entry: `AnalyticsBrowser.load({ writeKey }, options)` returns the API, usable before it is ready. */

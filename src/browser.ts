@@ -14,13 +14,15 @@ if (!stub || !stub.VERSION) {
 }
 
 function takeOver() {
-  const { api, replay } = createAnalytics();
+  const { api, load, replay } = createAnalytics();
   const calls: BufferedCall[] = Array.isArray(stub) ? stub.splice(0) : [];
   w.analytics = api;
   // Pages that kept a reference to the stub array keep working: it gets the real methods too.
   if (stub) Object.assign(stub, api);
-  const load = calls.find((c) => c[0] == 'load');
-  if (load) api.load(...(load[1] as [string]));
-  // This page's recorded calls, and those of earlier pages whose bundle never came, kept in the stub's buffer.
-  takeOverBuffer(calls, stub && stub.pid, (c) => replay(c[0], c[1], c[2], c[3]));
+  // This page's recorded calls, and those of earlier pages whose bundle never came, kept in the stub's buffer: run by
+  // `load`, before it starts automatic page views (or here, if the page has not called `load` yet).
+  const recorded = () => takeOverBuffer(calls, stub && stub.pid, (c) => replay(c[0], c[1], c[2], c[3]));
+  const loadCall = calls.find((c) => c[0] == 'load');
+  if (loadCall) load(...(loadCall[1] as [string, object?]), recorded);
+  else recorded();
 }

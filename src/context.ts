@@ -4,7 +4,7 @@ import { ownKeys, setOwn } from './validate';
 /** The library's name and version, stamped on every message as `context.library`. */
 export const LIBRARY = { name: 'svc-analytics', version: '__VERSION__' };
 
-/** Facts about the browser read once at load (see `readEnvironment`); everything in it is plain data. */
+/** Facts about the browser read once at load (see `readEnvironment`); plain data, never changed afterwards. */
 export interface Environment {
   userAgent: string;
   locale: string;
@@ -13,10 +13,21 @@ export interface Environment {
   userAgentData?: { brands: { brand: string; version: string }[]; mobile: boolean; platform: string };
   os?: { name: string; version?: string };
   device?: { type: string };
-  /** Read per call: the network can change during a visit. */
+}
+
+/** High-entropy client hints, when asked for and received (see `highEntropyHints`). */
+export interface Hints {
+  model?: string;
+  platformVersion?: string;
+}
+
+/** What the automatic context of a message is made of. */
+export interface ContextParts {
+  env: Environment;
+  page: PageContext;
+  /** The connection type at call time (`wifi`, `cellular`, ...), where the browser tells it. */
   connectionType?: string;
-  /** High-entropy client hints, when asked for and received. */
-  hints?: { model?: string; platformVersion?: string };
+  hints?: Hints;
 }
 
 /** Page context from a URL, title and referrer (what the snippet records at call time). */
@@ -30,7 +41,7 @@ export function pageContext(url: string, title: string, referrer: string): PageC
   } catch {
     // a relative or odd URL: keep the defaults rather than fail the call
   }
-  return { path, referrer, search, title, url };
+  return { path, referrer: String(referrer), search, title: String(title), url: String(url) };
 }
 
 /** `context.campaign` from the `utm_*` parameters of a query string (`utm_campaign` is `name`); undefined when there are none. */
@@ -67,10 +78,8 @@ export function deviceType(ua: string, mobileHint?: boolean): string {
   return mobileHint || /Mobi|iPhone|iPod/.test(ua) ? 'mobile' : 'desktop';
 }
 
-let lastUtm: [string, Record<string, string> | undefined] | undefined;
-
-/** The automatic context of one message: environment facts plus the page at call time. */
-export function buildContext(env: Environment, page: PageContext): MessageContext {
+/** The automatic context of one message: environment facts, the page at call time and its campaign; pure. */
+export function buildContext({ env, page, connectionType, hints }: ContextParts): MessageContext {
   const ctx: MessageContext = {
     library: LIBRARY,
     page,
@@ -83,15 +92,13 @@ export function buildContext(env: Environment, page: PageContext): MessageContex
   if (env.userAgentData) ctx.userAgentData = env.userAgentData;
   if (env.os) ctx.os = env.os;
   if (env.device) ctx.device = env.device;
-  if (env.hints) {
-    if (env.hints.model) ctx.device = { ...ctx.device!, model: env.hints.model };
-    if (env.hints.platformVersion && env.os) ctx.os = { ...env.os, version: env.hints.platformVersion };
+  if (hints) {
+    if (hints.model) ctx.device = { ...ctx.device!, model: hints.model };
+    if (hints.platformVersion && env.os) ctx.os = { ...env.os, version: hints.platformVersion };
   }
-  const net = env.connectionType;
-  if (net) ctx.network = { cellular: net == 'cellular', wifi: net == 'wifi' };
-  // Most calls come from the same page: parse its query string once (the result never changes for a string).
-  if (!lastUtm || lastUtm[0] != page.search) lastUtm = [page.search, campaign(page.search)];
-  if (lastUtm[1]) ctx.campaign = lastUtm[1];
+  if (connectionType) ctx.network = { cellular: connectionType == 'cellular', wifi: connectionType == 'wifi' };
+  const utm = campaign(page.search);
+  if (utm) ctx.campaign = utm;
   return ctx;
 }
 

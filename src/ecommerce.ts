@@ -247,12 +247,16 @@ export interface EcommerceHelpers {
   productReviewed: EcommerceHelper<ProductReviewedProperties>;
 }
 
-/** The `track` a helper calls: the core's own, so helpers settle exactly like `track`. */
+/**
+ * The `track` a helper calls: the core's own, so helpers settle exactly like `track`. `site` is the page and time of
+ * a call the snippet recorded (a helper passes on what it got after its own three arguments).
+ */
 export type TrackFn = (
   event: string,
   properties: object | undefined,
   options?: CallOptions,
   callback?: Callback,
+  site?: unknown,
 ) => Promise<CallResult>;
 
 // The field table, transcribed from spec 000 section 2.7: one row per schema, `Event,Event|fields`.
@@ -328,12 +332,12 @@ export function createEcommerce(deps: {
   TABLE.split('\n').forEach((row) => {
     const [events, fields] = row.split('|');
     events.split(',').forEach((event) => {
-      helpers[helperName(event)] = (properties, options, callback) => {
+      helpers[helperName(event)] = (properties, options, callback, site?: unknown) => {
         // The check runs in debug mode only; the event is sent either way (the service accepts any structure).
         if (deps.isDebug() && properties !== undefined) {
           check(properties, fields, 'properties', (text) => deps.warn(`${event}: ${text}`));
         }
-        return deps.track(event, properties, options, callback);
+        return deps.track(event, properties, options, callback, site);
       };
     });
   });

@@ -1,4 +1,4 @@
-import type { Environment } from './context';
+import type { Environment, Hints } from './context';
 import { osFromUserAgent, deviceType } from './context';
 
 /** Reads the browser facts that go into every message's context (once, at load; the network type per call). */
@@ -34,7 +34,7 @@ export function connectionType(): string | undefined {
 }
 
 /** Asks once for high-entropy client hints (opt-in: async and a cost); resolves to what the browser gives. */
-export async function highEntropyHints(): Promise<Environment['hints']> {
+export async function highEntropyHints(): Promise<Hints | undefined> {
   const uad = (navigator as any).userAgentData;
   if (!uad || !uad.getHighEntropyValues) return undefined;
   try {

@@ -100,13 +100,13 @@ export function createSemantic(deps: {
   const helpers: Record<string, SemanticHelper<object>> = {};
   TABLE.forEach((row) => {
     const [event, required] = row.split('|');
-    helpers[helperName(event)] = (properties, options, callback) => {
+    helpers[helperName(event)] = (properties, options, callback, site?: unknown) => {
       const missing = required.split(' ').find((field) => {
         const value =
           field == 'userId' ? deps.userId() : field.split('.').reduce((o: any, key) => o && o[key], properties);
         return field && !(value && typeof value == 'string');
       });
-      if (missing === undefined) return deps.track(event, properties, options, callback);
+      if (missing === undefined) return deps.track(event, properties, options, callback, site);
       const error = analyticsError(
         'invalid_arguments',
         `${event}: ${missing == 'userId' ? 'userId is required (identify the user first)' : `properties.${missing} is required (string)`}`,

@@ -1,22 +1,28 @@
-import type { JSONValue, AnalyticsError } from './types';
-import { analyticsError } from './errors';
+import type { JSONValue } from './types';
 
 /** Largest serialised message the service processes (spec 000 section 8: 32 KB, read as 32,000 bytes). */
 export const MESSAGE_LIMIT = 32000;
 /** Largest request body the service processes (spec 000 section 8: 500 KB, read as 500,000 bytes). */
 export const BATCH_LIMIT = 500000;
 
-// Every engine that runs ES2020 code has TextEncoder.
-const encoder = /* @__PURE__ */ new TextEncoder();
-
-/** Sets `o[k] = v` as an own data property, so a key such as `__proto__` never reaches a prototype. */
+/**
+ * Sets `o[k] = v` as an own data property, so a key such as `__proto__` (or one a page defined on Object.prototype,
+ * with a setter) never reaches a prototype. Plain assignment where the key is not inherited: it is much faster.
+ */
 export function setOwn(o: object, k: string, v: unknown) {
-  Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+  if (k in o) Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+  else (o as any)[k] = v;
 }
 
-/** UTF-8 bytes of a string. */
+// What is not ASCII: a surrogate pair (4 UTF-8 bytes), or one character (2 bytes up to U+07FF, else 3).
+const NON_ASCII = /[\ud800-\udbff][\udc00-\udfff]|[^\x00-\x7f]/g;
+
+/** UTF-8 bytes of a string, as TextEncoder writes it (a lone surrogate as U+FFFD), without encoding it. */
 export function byteLength(s: string): number {
-  return encoder.encode(s).length;
+  let n = s.length;
+  const wide = s.match(NON_ASCII);
+  if (wide) for (const c of wide) n += c.length < 2 && c < '\u0800' ? 1 : 2;
+  return n;
 }
 
 // Taken when the bundle runs: a page that later replaces or extends these built-ins (old libraries such as
@@ -137,34 +143,4 @@ function serialise(v: JSONValue): string {
   let s = '';
   for (const k of ownKeys(v)) s += (s ? ',' : '') + quote(k) + ':' + serialise(v[k]);
   return '{' + s + '}';
-}
-
-/** A message ready to queue: its sanitised form and its serialised size in bytes. */
-export interface Checked<T> {
-  value: T;
-  bytes: number;
-}
-
-const isObject = (v: unknown) => !!v && typeof v == 'object' && !isArray(v);
-
-/**
- * Sanitises a message and checks it against what the API accepts (spec 000 sections 2.3-2.5 and 8): `properties`,
- * `traits` and `context` are objects, `integrations` maps names to booleans, and the whole is at most 32 KB.
- * Returns the error instead of throwing.
- */
-export function check<T extends object>(message: T, limit = MESSAGE_LIMIT): Checked<T> | AnalyticsError {
-  let value: any;
-  try {
-    value = sanitize(message);
-  } catch (e) {
-    return analyticsError('invalid_payload', `could not read the call's data: ${(e as Error)?.message || e}`);
-  }
-  for (const k of ['properties', 'traits', 'context', 'integrations'])
-    if (hasOwn.call(message, k) && !isObject(value[k])) return analyticsError('invalid_payload', `${k} must be an object`);
-  for (const k of ownKeys(value.integrations || {}))
-    if (typeof value.integrations[k] != 'boolean') return analyticsError('invalid_payload', `integrations.${k} must be true or false (spec 000 section 2.3)`);
-  const bytes = byteLength(stringify(value));
-  if (bytes > limit)
-    return analyticsError('message_too_large', `message is ${bytes} bytes, over the ${limit} limit`, [value.messageId]);
-  return { value, bytes };
 }

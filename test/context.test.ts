@@ -138,7 +138,7 @@ describe('deviceType', () => {
 
 describe('buildContext', () => {
   it('fills library, page, userAgent, locale, timezone, channel and screen', () => {
-    const ctx = buildContext(env(), PAGE);
+    const ctx = buildContext({ env: env(), page: PAGE });
     expect(ctx.library).toEqual({ name: 'svc-analytics', version: LIBRARY.version });
     expect(typeof ctx.library.version).toBe('string');
     expect(ctx.library.version).not.toBe('');
@@ -151,39 +151,50 @@ describe('buildContext', () => {
   });
 
   it('adds campaign from the page URL utm_ parameters', () => {
-    expect(buildContext(env(), PAGE).campaign).toEqual({ name: 'spring', source: 'news' });
+    expect(buildContext({ env: env(), page: PAGE }).campaign).toEqual({ name: 'spring', source: 'news' });
   });
 
   it('leaves campaign out when the page has no utm_ parameters', () => {
-    const ctx = buildContext(env(), pageContext('https://a.example/?q=1', '', ''));
+    const ctx = buildContext({ env: env(), page: pageContext('https://a.example/?q=1', '', '') });
     expect(ctx).not.toHaveProperty('campaign');
   });
 
   it('copies userAgentData, os and device', () => {
     const userAgentData = { brands: [{ brand: 'Chromium', version: '124' }], mobile: false, platform: 'Windows' };
-    const ctx = buildContext(env({ userAgentData, os: { name: 'Windows', version: '10.0' }, device: { type: 'desktop' } }), PAGE);
+    const ctx = buildContext({ env: env({ userAgentData, os: { name: 'Windows', version: '10.0' }, device: { type: 'desktop' } }), page: PAGE });
     expect(ctx.userAgentData).toEqual(userAgentData);
     expect(ctx.os).toEqual({ name: 'Windows', version: '10.0' });
     expect(ctx.device).toEqual({ type: 'desktop' });
   });
 
   it('sets network from the connection type', () => {
-    expect(buildContext(env({ connectionType: 'wifi' }), PAGE).network).toEqual({ cellular: false, wifi: true });
-    expect(buildContext(env({ connectionType: 'cellular' }), PAGE).network).toEqual({ cellular: true, wifi: false });
-    expect(buildContext(env(), PAGE)).not.toHaveProperty('network');
+    expect(buildContext({ env: env(), page: PAGE, connectionType: 'wifi' }).network).toEqual({ cellular: false, wifi: true });
+    expect(buildContext({ env: env(), page: PAGE, connectionType: 'cellular' }).network).toEqual({ cellular: true, wifi: false });
+    expect(buildContext({ env: env(), page: PAGE })).not.toHaveProperty('network');
   });
 
   it('adds the high-entropy model and platform version when they arrived', () => {
-    const ctx = buildContext(
-      env({ os: { name: 'Android' }, device: { type: 'mobile' }, hints: { model: 'Pixel 8', platformVersion: '14.0.0' } }),
-      PAGE,
-    );
+    const ctx = buildContext({
+      env: env({ os: { name: 'Android' }, device: { type: 'mobile' } }),
+      page: PAGE,
+      hints: { model: 'Pixel 8', platformVersion: '14.0.0' },
+    });
     expect(ctx.device).toEqual({ type: 'mobile', model: 'Pixel 8' });
     expect(ctx.os).toEqual({ name: 'Android', version: '14.0.0' });
   });
 
+  it('is pure: the same parts give equal contexts, and the environment is not changed', () => {
+    const e = env();
+    const before = JSON.stringify(e);
+    const parts = { env: e, page: PAGE, connectionType: 'wifi', hints: { model: 'M' } };
+    expect(buildContext(parts)).toEqual(buildContext(parts));
+    expect(buildContext({ env: e, page: pageContext('https://a.example/?utm_source=x', '', '') }).campaign).toEqual({ source: 'x' });
+    expect(buildContext(parts).campaign).toEqual({ name: 'spring', source: 'news' });
+    expect(JSON.stringify(e)).toBe(before);
+  });
+
   it('leaves optional facts out when the environment has none', () => {
-    const ctx = buildContext({ userAgent: '', locale: '', screen: { width: 0, height: 0, density: 1 } }, PAGE);
+    const ctx = buildContext({ env: { userAgent: '', locale: '', screen: { width: 0, height: 0, density: 1 } }, page: PAGE });
     expect(ctx).not.toHaveProperty('timezone');
     expect(ctx).not.toHaveProperty('userAgentData');
     expect(ctx).not.toHaveProperty('os');

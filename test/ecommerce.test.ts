@@ -75,7 +75,7 @@ describe('createEcommerce', () => {
     const options = { timestamp: '2024-01-01T00:00:00.000Z', context: { ip: '1.2.3.4' } };
     const callback = vi.fn();
     const result = await helpers.productViewed(properties, options, callback);
-    expect(track).toHaveBeenCalledWith('Product Viewed', properties, options, callback);
+    expect(track).toHaveBeenCalledWith('Product Viewed', properties, options, callback, undefined);
     expect(track.mock.calls[0][1]).toBe(properties);
     expect(track.mock.calls[0][2]).toBe(options);
     expect(result).toBe(RESULT);
@@ -84,7 +84,7 @@ describe('createEcommerce', () => {
   it('sends a call without properties', async () => {
     const { helpers, track } = setup(true);
     await helpers.cartViewed();
-    expect(track).toHaveBeenCalledWith('Cart Viewed', undefined, undefined, undefined);
+    expect(track).toHaveBeenCalledWith('Cart Viewed', undefined, undefined, undefined, undefined);
   });
 
   describe('in debug mode', () => {
@@ -170,7 +170,7 @@ describe('createEcommerce', () => {
       const { helpers, warn, track } = setup(true);
       await helpers.productAdded('shoe');
       expect(warn).toHaveBeenCalledWith('Product Added: properties should be an object, got string');
-      expect(track).toHaveBeenCalledWith('Product Added', 'shoe', undefined, undefined);
+      expect(track).toHaveBeenCalledWith('Product Added', 'shoe', undefined, undefined, undefined);
     });
   });
 

@@ -60,7 +60,7 @@ describe('createSemantic', () => {
     const options = { timestamp: '2024-01-01T00:00:00.000Z' };
     const callback = vi.fn();
     await expect(helpers[name](properties, options, callback)).resolves.toBe(RESULT);
-    expect(track).toHaveBeenCalledWith(event, properties, options, callback);
+    expect(track).toHaveBeenCalledWith(event, properties, options, callback, undefined);
   });
 
   it.each(EVENTS.filter(([, , , needsUser]) => needsUser))(
@@ -81,7 +81,7 @@ describe('createSemantic', () => {
   it.each(EVENTS.filter(([, , , needsUser]) => !needsUser))('%s is sent without a user', async (name, event, properties) => {
     const { helpers, track } = setup(null);
     await helpers[name](properties);
-    expect(track).toHaveBeenCalledWith(event, properties, undefined, undefined);
+    expect(track).toHaveBeenCalledWith(event, properties, undefined, undefined, undefined);
   });
 
   it.each([
@@ -109,7 +109,7 @@ describe('createSemantic', () => {
     const { helpers, track } = setup(null);
     const properties = { deliveryId: 'd1', metric: 'converted', recipient: 'a@b.c', actionValue: 'x', href: 'https://e.x' };
     await helpers.reportDeliveryEvent(properties);
-    expect(track).toHaveBeenCalledWith('Report Delivery Event', properties, undefined, undefined);
+    expect(track).toHaveBeenCalledWith('Report Delivery Event', properties, undefined, undefined, undefined);
   });
 
   it('causes no unhandled rejection when the refused promise is ignored', async () => {

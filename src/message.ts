@@ -1,0 +1,98 @@
+import type { AnalyticsError, JSONObject, Message, MessageContext, MessageType, PageContext } from './types';
+import type { NormalisedCall } from './call';
+import { analyticsError } from './errors';
+import { merge } from './context';
+import { byteLength, MESSAGE_LIMIT, ownKeys, sanitize, stringify, timestamp } from './validate';
+
+/** The visitor as stored when the call is made. */
+export interface Visitor {
+  anonymousId: string;
+  userId: string | null;
+  traits: JSONObject;
+}
+
+/** Everything a message is made of, each read at call time. */
+export interface MessageParts {
+  type: MessageType;
+  call: NormalisedCall;
+  visitor: Visitor;
+  /** The page of the call (recorded by the snippet, or read by the bundle). */
+  page: PageContext;
+  /** The automatic context for that page (see `buildContext`); not changed here. */
+  context: MessageContext;
+  /** The load-time default `integrations`. */
+  integrations: JSONObject;
+  messageId: string;
+  /** ms since epoch: the time of the call. */
+  time: number;
+}
+
+/** A message ready to queue, with its serialised size in bytes. */
+export interface BuiltMessage {
+  message: Message;
+  bytes: number;
+}
+
+const isObject = (v: unknown): v is JSONObject => !!v && typeof v == 'object' && !Array.isArray(v);
+
+/**
+ * The traits an identify call leaves, as analytics.js does: merged over the stored ones for the same (or no new)
+ * user, replacing them for another user.
+ */
+export function identifyTraits(visitor: Visitor, userId: string | undefined, traits: JSONObject): JSONObject {
+  return !userId || visitor.userId == null || visitor.userId == userId ? { ...visitor.traits, ...traits } : traits;
+}
+
+/**
+ * Turns a normalised call into the message the API receives; pure. The caller's data is copied as plain JSON data
+ * (a snapshot: changing the objects after the call changes nothing) and checked against what the API accepts
+ * (spec 000 sections 2.3-2.5 and 8): `properties`, `traits` and `context` are objects, `integrations` maps names to
+ * booleans, the timestamp is an ISO 8601 date-time, and the whole is at most 32 KB. Returns the error instead of
+ * throwing (a getter or `toJSON` of the page that throws becomes `invalid_payload`).
+ */
+export function buildMessage(parts: MessageParts): BuiltMessage | AnalyticsError {
+  const { type, visitor, page } = parts;
+  const { fields, options } = parts.call;
+  const ts = timestamp(options.timestamp == null ? parts.time : options.timestamp);
+  if (!ts) return analyticsError('invalid_arguments', `${type}: options.timestamp must be a Date or an ISO 8601 date-time (years 0000-9999)`);
+  let clean: JSONObject, callContext: unknown, callIntegrations: unknown;
+  try {
+    clean = sanitize(fields) as JSONObject;
+    callContext = options.context && sanitize(options.context);
+    callIntegrations = options.integrations && sanitize(options.integrations);
+  } catch (e) {
+    return analyticsError('invalid_payload', `could not read the call's data: ${(e as Error)?.message || e}`);
+  }
+  for (const k of ['properties', 'traits'])
+    if (k in fields && !isObject(clean[k])) return analyticsError('invalid_payload', `${k} must be an object`);
+  if (callContext !== undefined && !isObject(callContext)) return analyticsError('invalid_payload', 'context must be an object');
+  const integrations = { ...parts.integrations, ...(callIntegrations as JSONObject) };
+  for (const k of ownKeys(integrations))
+    if (typeof integrations[k] != 'boolean') return analyticsError('invalid_payload', `integrations.${k} must be true or false (spec 000 section 2.3)`);
+
+  let context = merge(parts.context, callContext as JSONObject);
+  if (type == 'page') {
+    // page() properties carry the page facts; the caller's values win in both places
+    clean.properties = { ...page, ...(clean.name && { name: clean.name }), ...(clean.category && { category: clean.category }), ...clean.properties };
+    let pageFacts: PageContext | undefined;
+    for (const k of ownKeys(page) as (keyof PageContext)[])
+      if (typeof clean.properties[k] == 'string' && clean.properties[k] != page[k]) (pageFacts ||= { ...context.page })[k] = clean.properties[k];
+    if (pageFacts) context = { ...context, page: pageFacts };
+  } else if (type == 'screen' && clean.name) clean.properties = { name: clean.name, ...clean.properties };
+  else if (type == 'identify') clean.traits = identifyTraits(visitor, clean.userId, clean.traits);
+  else if (type == 'alias' && !clean.previousId) clean.previousId = visitor.userId || visitor.anonymousId;
+  const userId = type == 'identify' ? clean.userId || visitor.userId : visitor.userId;
+  const message = {
+    type,
+    ...clean,
+    messageId: parts.messageId,
+    timestamp: ts,
+    anonymousId: options.anonymousId ? String(options.anonymousId) : visitor.anonymousId,
+    ...(userId && type != 'alias' && { userId }),
+    integrations,
+    context: context === parts.context ? { ...context } : context,
+  } as Message;
+  const bytes = byteLength(stringify(message as any));
+  if (bytes > MESSAGE_LIMIT) return analyticsError('message_too_large', `message is ${bytes} bytes, over the ${MESSAGE_LIMIT} limit`, [message.messageId]);
+  return { message, bytes };
+}
