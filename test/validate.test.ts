@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { byteLength, check, isoDate, MESSAGE_LIMIT, ownKeys, quote, sanitize, stringify, timestamp } from '../src/validate';
-import type { AnalyticsError, JSONValue } from '../src/types';
+import { byteLength, isoDate, ownKeys, quote, sanitize, stringify, timestamp } from '../src/validate';
+import type { JSONValue } from '../src/types';
 import { patched } from './patched';
 
 
@@ -396,113 +396,113 @@ describe('byteLength', () => {
     expect(byteLength('😀')).toBe(4);
     expect(byteLength('a😀b')).toBe(6);
   });
-});
 
-describe('check', () => {
-  // A message whose serialised form is exactly `bytes` bytes long.
-  function messageOf(bytes: number, char = 'a') {
-    const base = { messageId: 'm1', properties: { pad: '' } };
-    const empty = JSON.stringify(base).length;
-    const per = new TextEncoder().encode(char).length;
-    const n = (bytes - empty) / per;
-    if (!Number.isInteger(n)) throw new Error('cannot build an exact size with ' + char);
-    return { messageId: 'm1', properties: { pad: char.repeat(n) } };
-  }
+  // What TextEncoder writes: the reference byteLength must agree with (it used to be byteLength itself).
+  const utf8 = (s: string) => new TextEncoder().encode(s).length;
 
-  it('has a 32,000-byte limit', () => {
-    expect(MESSAGE_LIMIT).toBe(32000);
+  it('equals the UTF-8 length TextEncoder writes for ASCII, Latin-1, CJK, emoji and mixes of them', () => {
+    const strings = [
+      '',
+      'a',
+      'hello, world',
+      Array.from({ length: 128 }, (_, i) => String.fromCharCode(i)).join(''), // every ASCII character
+      'café naïve façade',
+      Array.from({ length: 128 }, (_, i) => String.fromCharCode(0x80 + i)).join(''), // Latin-1 supplement
+      'ÿ',
+      '日本語のテキスト',
+      '中文 한국어',
+      '€',
+      '😀',
+      '😀😀😀',
+      '👩‍👩‍👧', // pairs joined by U+200D
+      '🇫🇷',
+      '𝄞 music',
+      'a é 日 😀 b',
+      'ASCII é€日本😀👩‍👩‍👧 \u2028\u2029 \ufeff end',
+      '\u0000\u007f\u0080',
+    ];
+    for (const s of strings) expect(byteLength(s), JSON.stringify(s)).toBe(utf8(s));
   });
 
-  it('accepts a message of exactly 32,000 serialised bytes and reports its size', () => {
-    const m = messageOf(32000);
-    const r = check(m);
-    expect('code' in r).toBe(false);
-    if (!('code' in r)) {
-      expect(r.bytes).toBe(32000);
-      expect(r.value).toEqual(m);
+  it('counts a lone high or low surrogate as TextEncoder does (3 bytes: U+FFFD)', () => {
+    const strings = [
+      '\ud800',
+      '\udbff',
+      '\udc00',
+      '\udfff',
+      'a\ud83d',
+      '\ud83db',
+      'a\ude00b',
+      '\ude00\ud83d', // a reversed pair: two lone surrogates
+      '\ud800\ud800',
+      '\udc00\udc00',
+      'x\ud800y\udc00z',
+    ];
+    for (const s of strings) {
+      expect(byteLength(s), JSON.stringify(s)).toBe(utf8(s));
+    }
+    expect(byteLength('\ud800')).toBe(3);
+    expect(byteLength('\udc00')).toBe(3);
+  });
+
+  it('counts a lone surrogate next to a pair as 3 bytes and the pair as 4', () => {
+    const strings = [
+      '\ud83d\ud83d\ude00', // lone high, then a pair
+      '\ud83d\ude00\ude00', // a pair, then lone low
+      '\ude00\ud83d\ude00', // lone low, then a pair
+      '\ud83d\ude00\ud83d', // a pair, then lone high
+      '\ud83d\ude00\ude00\ud83d\ude00',
+      'a\udbff\udbff\udfffb',
+    ];
+    for (const s of strings) expect(byteLength(s), JSON.stringify(s)).toBe(utf8(s));
+    expect(byteLength('\ud83d\ud83d\ude00')).toBe(7);
+    expect(byteLength('\ud83d\ude00\ude00')).toBe(7);
+  });
+
+  it('counts the characters at the 1-, 2- and 3-byte boundaries as TextEncoder does', () => {
+    const cases: [string, number][] = [
+      ['\u007f', 1],
+      ['\u0080', 2],
+      ['\u07ff', 2],
+      ['\u0800', 3],
+      ['\ud7ff', 3],
+      ['\ue000', 3],
+      ['\ufffd', 3],
+      ['\uffff', 3],
+      ['\u{10000}', 4],
+      ['\u{10ffff}', 4],
+    ];
+    for (const [s, n] of cases) {
+      expect(byteLength(s), JSON.stringify(s)).toBe(n);
+      expect(utf8(s)).toBe(n);
+    }
+    const all = cases.map(([s]) => s).join('');
+    expect(byteLength(all)).toBe(utf8(all));
+  });
+
+  it('equals the UTF-8 length TextEncoder writes for a 30,000-character string of random code units', () => {
+    const random = prng(20260315);
+    // Half ASCII, the rest any UTF-16 code unit, surrogates included: many lone ones, some pairs by chance.
+    const units = Array.from({ length: 30000 }, () => (random() < 0.5 ? Math.floor(random() * 0x80) : Math.floor(random() * 0x10000)));
+    const s = String.fromCharCode(...units);
+    expect(s.length).toBe(30000);
+    expect(byteLength(s)).toBe(utf8(s));
+    // and every prefix cut at a random place (which may split a pair)
+    for (let i = 0; i < 200; i++) {
+      const t = s.slice(0, Math.floor(random() * s.length));
+      if (byteLength(t) !== utf8(t)) throw new Error('differs for the prefix of length ' + t.length);
     }
   });
 
-  it('refuses a message of 32,001 serialised bytes with message_too_large and its id', () => {
-    const r = check(messageOf(32001)) as AnalyticsError;
-    expect(r).toBeInstanceOf(Error);
-    expect(r.code).toBe('message_too_large');
-    expect(r.messageIds).toEqual(['m1']);
-  });
-
-  it('measures bytes, not characters', () => {
-    // 10,700 characters of '€' are 32,100 bytes: under the limit in characters, over it in bytes.
-    const m = { messageId: 'm1', properties: { pad: '€'.repeat(10700) } };
-    expect(JSON.stringify(m).length).toBeLessThan(32000);
-    expect((check(m) as AnalyticsError).code).toBe('message_too_large');
-  });
-
-  it('measures the serialised, sanitised message', () => {
-    const m = { messageId: 'm1', big: 5n, d: new Date(0), f: () => 1 };
-    const r = check(m);
-    if ('code' in r) throw r;
-    expect(r.bytes).toBe(byteLength(JSON.stringify(r.value)));
-    expect(r.value).toEqual({ messageId: 'm1', big: '5', d: '1970-01-01T00:00:00.000Z' });
-  });
-
-  it('takes another limit when given', () => {
-    expect((check(messageOf(101), 100) as AnalyticsError).code).toBe('message_too_large');
-    expect('code' in check(messageOf(100), 100)).toBe(false);
-  });
-
-  it('returns invalid_payload instead of throwing when a getter throws', () => {
-    const m = {
-      messageId: 'm1',
-      properties: {
-        get boom() {
-          throw new Error('boom');
-        },
-      },
+  it('equals the UTF-8 length TextEncoder writes for random short strings biased to surrogates', () => {
+    const random = prng(7);
+    const pick = () => {
+      const r = random();
+      return r < 0.3 ? 0xd800 + Math.floor(random() * 0x400) : r < 0.6 ? 0xdc00 + Math.floor(random() * 0x400) : r < 0.8 ? Math.floor(random() * 0x800) : Math.floor(random() * 0x10000);
     };
-    let r: ReturnType<typeof check> | undefined;
-    expect(() => (r = check(m))).not.toThrow();
-    expect((r as AnalyticsError).code).toBe('invalid_payload');
-  });
-
-  it('refuses properties, traits and context that are not objects after sanitising', () => {
-    const notObjects: unknown[] = [null, 'x', 5, true, [], [1], new Date(0), { toJSON: () => 'str' }];
-    for (const k of ['properties', 'traits', 'context'])
-      for (const v of notObjects) {
-        const r = check({ messageId: 'm1', [k]: v }) as AnalyticsError;
-        expect(r.code, `${k}: ${String(v)}`).toBe('invalid_payload');
-        expect(r.message).toContain(k);
-      }
-  });
-
-  it('accepts a message without properties, traits, context or integrations', () => {
-    expect('code' in check({ messageId: 'm1', type: 'alias', userId: 'u' })).toBe(false);
-  });
-
-  it('accepts integrations that map names to booleans', () => {
-    const r = check({ messageId: 'm1', integrations: { All: false, 'Google Analytics': true }, properties: {}, context: {} });
-    expect('code' in r).toBe(false);
-  });
-
-  it('refuses integrations that are not an object, or whose values are not booleans (spec 000 section 2.3)', () => {
-    for (const integrations of [[], 'All', null, { A: 1 }, { A: 'true' }, { A: {} }, { A: null }, { A: true, B: 0 }]) {
-      const r = check({ messageId: 'm1', integrations }) as AnalyticsError;
-      expect(r.code, JSON.stringify(integrations)).toBe('invalid_payload');
+    for (let i = 0; i < 2000; i++) {
+      const s = String.fromCharCode(...Array.from({ length: 1 + Math.floor(random() * 8) }, pick));
+      if (byteLength(s) !== utf8(s)) throw new Error('differs for ' + JSON.stringify(s));
     }
-    expect((check({ messageId: 'm1', integrations: { A: true, B: 0 } }) as AnalyticsError).message).toContain('integrations.B');
-  });
-
-  it("measures with its own serialiser, whatever a page did to JSON.stringify and Array.prototype.toJSON", () => {
-    const m = { messageId: 'm1', properties: { list: [1, 2, 3], s: 'é' } };
-    const expected = byteLength(JSON.stringify(m));
-    let r: ReturnType<typeof check> | undefined;
-    patched(JSON, 'stringify', () => '', () => patched(Array.prototype as any, 'toJSON', () => 'x'.repeat(100000), () => (r = check(m))));
-    if (!r || 'code' in r) throw r;
-    expect(r.bytes).toBe(expected);
-    expect(r.value).toEqual(m);
-  });
-
-  it('returns invalid_payload when toJSON throws', () => {
-    const m = { messageId: 'm1', v: { toJSON: () => { throw new Error('nope'); } } };
-    expect((check(m) as AnalyticsError).code).toBe('invalid_payload');
   });
 });
