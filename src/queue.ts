@@ -12,7 +12,7 @@ export interface QueueRecord {
   bytes: number;
   /** ms since epoch when it was queued. */
   queuedAt: number;
-  /** Delivery attempts so far. */
+  /** Failed deliveries so far (see `Queue.failed`; a split that isolates a bad message is none). */
   attempts: number;
   /** The tab that sends it (see locks.ts); another tab adopts it only when that tab is gone. */
   owner: string;
@@ -89,14 +89,29 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
   const orphanSince = new Map<string, number>();
   // Records removed for good (delivered, refused, expired): a pending write must not bring them back.
   const removed = new WeakSet<QueueRecord>();
-  const drop = (ids: string[]) => {
+  // Writes records through to IndexedDB, all but those removed by the time the write runs.
+  const save = (list: QueueRecord[]) => persist((s) => setMany(list.filter((r) => !removed.has(r)).map((r) => [r.id, r]), s));
+  // This page's records with these ids, in order.
+  const pick = (ids: string[]) => {
     const set = new Set(ids);
-    for (let i = records.length - 1; i >= 0; i--)
-      if (set.has(records[i].id)) {
-        const [r] = records.splice(i, 1);
-        bytes -= r.bytes;
-        removed.add(r);
-      }
+    return records.filter((r) => set.has(r.id));
+  };
+  // Memory only: IndexedDB keeps them.
+  const takeOut = (ids: string[]) => {
+    const out = pick(ids);
+    for (const r of out) {
+      records.splice(records.indexOf(r), 1);
+      bytes -= r.bytes;
+    }
+    return out;
+  };
+  const putBack = (back: QueueRecord[]) => {
+    records.push(...back);
+    records.sort(byId);
+    for (const r of back) bytes += r.bytes;
+  };
+  const drop = (ids: string[]) => {
+    for (const r of takeOut(ids)) removed.add(r);
     return persist((s) => delMany(ids, s));
   };
 
@@ -131,7 +146,7 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
           pending = [];
           // Every record not removed meanwhile (one sent or dropped must not come back; one taken out at a page
           // exit is written: if its hand-off is never confirmed, the next load sends it).
-          return persist((s) => setMany(batch.filter((r) => !removed.has(r)).map((r) => [r.id, r]), s));
+          return save(batch);
         });
       }
       return writing;
@@ -144,26 +159,26 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
     remove: (ids: string[]) => (ids.length ? drop(ids) : Promise.resolve()),
 
     /**
+     * Counts a failed delivery of these records (of those still in this page's memory) and writes it through, so
+     * the tab or page load that adopts them next backs off from there. Returns the most attempts among them.
+     */
+    failed(ids: string[]): number {
+      const failing = pick(ids);
+      const most = Math.max(0, ...failing.map((r) => ++r.attempts));
+      // Not even an empty transaction when none is left (all handed to the browser at a page exit).
+      if (failing.length) save(failing);
+      return most;
+    },
+
+    /**
      * Takes records out of this page's memory before they are handed to the browser at page exit, so that a second
      * exit on this page (Firefox fires `visibilitychange` after a `pagehide` it cut off) never sends them again. They
      * stay in IndexedDB: if the hand-off is never confirmed, the next load sends them (at least once).
      */
-    takeOut(ids: string[]): QueueRecord[] {
-      const set = new Set(ids);
-      const out = records.filter((r) => set.has(r.id));
-      for (const r of out) {
-        records.splice(records.indexOf(r), 1);
-        bytes -= r.bytes;
-      }
-      return out;
-    },
+    takeOut,
 
     /** Puts back records the browser refused at page exit. */
-    putBack(back: QueueRecord[]) {
-      records.push(...back);
-      records.sort(byId);
-      for (const r of back) bytes += r.bytes;
-    },
+    putBack,
 
     /** Notes synchronously that these ids were handed to the browser (the next load deletes them from the store). */
     markSent(ids: string[]): boolean {
@@ -206,13 +221,9 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
       });
       const left = others.filter((r) => !orphans.includes(r)).reduce((t, r) => Math.min(t, r.queuedAt), Infinity);
       if (adopted.length) {
-        for (const r of adopted) {
-          r.owner = owner;
-          bytes += r.bytes;
-        }
-        records.push(...adopted);
-        records.sort(byId);
-        await persist((s) => setMany(adopted.map((r) => [r.id, r]), s));
+        for (const r of adopted) r.owner = owner;
+        putBack(adopted);
+        await save(adopted);
         expire(now);
       }
       return { left: left < Infinity ? left : 0, due: due < Infinity ? due : 0 };
@@ -224,7 +235,7 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
       const all = (await persist((s) => values<QueueRecord>(s))) as QueueRecord[] | undefined;
       if (!all) return;
       const mineInStore = new Set(all.filter((r) => r.owner == owner).map((r) => r.id));
-      for (let i = records.length - 1; i >= 0; i--) if (!mineInStore.has(records[i].id)) bytes -= records.splice(i, 1)[0].bytes;
+      takeOut(records.filter((r) => !mineInStore.has(r.id)).map((r) => r.id));
     },
   };
 }

@@ -115,9 +115,9 @@ export function createScheduler(d: SchedulerDeps) {
       return true;
     }
     if (verdict == 'retry') {
-      // Only a failed delivery counts as an attempt (never a split that isolates a bad message).
-      batch.forEach((r) => r.attempts++);
-      const delay = nextDelay(Math.max(...batch.map((r) => r.attempts)), answer.retryAfter, Date.now());
+      // Only a failed delivery counts as an attempt (never a split that isolates a bad message); the queue stores
+      // it, so backoff goes on where it was in the page or tab that sends these records next.
+      const delay = nextDelay(d.queue.failed(ids), answer.retryAfter, Date.now());
       retryUntil = Date.now() + delay;
       d.log('status', answer.status, '- retrying in', Math.round(delay), 'ms');
       d.emit('retry', { status: answer.status, delay, messageIds: ids });

@@ -1,5 +1,5 @@
 import 'fake-indexeddb/auto';
-import { IDBFactory } from 'fake-indexeddb';
+import { IDBDatabase, IDBFactory } from 'fake-indexeddb';
 import { createStore, values, type UseStore } from 'idb-keyval';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createQueue, DEFAULT_BOUNDS, type QueueBounds, type QueueRecord } from '../src/queue';
@@ -48,6 +48,7 @@ beforeEach(() => {
 });
 afterEach(() => {
   localStorage.clear();
+  vi.restoreAllMocks();
 });
 
 describe('createQueue', () => {
@@ -131,6 +132,51 @@ describe('createQueue', () => {
       await added;
       await q.flushed();
       expect(await storedIds()).toEqual([]);
+    });
+  });
+
+  describe('failed', () => {
+    it('counts a failed delivery of each record, returns the most attempts among them, and stores them', async () => {
+      const q = createQueue('A', WIDE, events());
+      await Promise.all([q.add(rec(1)), q.add(rec(2, 'A', { attempts: 2 })), q.add(rec(3))]);
+      expect(q.failed(['id-0001', 'id-0002'])).toBe(3);
+      expect(q.list().map((r) => r.attempts)).toEqual([1, 3, 0]);
+      await vi.waitFor(async () => expect((await stored()).map((r) => r.attempts)).toEqual([1, 3, 0]));
+    });
+
+    it('lets the next page load adopt the records with their attempts, and count on from there', async () => {
+      const a = createQueue('A', WIDE, events());
+      await a.add(rec(1));
+      a.failed(['id-0001']);
+      a.failed(['id-0001']);
+      await vi.waitFor(async () => expect((await stored())[0].attempts).toBe(2));
+      const b = createQueue('B', WIDE, events());
+      await b.adopt((r) => r.owner == 'A');
+      expect(b.list().map((r) => r.attempts)).toEqual([2]);
+      expect(b.failed(['id-0001'])).toBe(3);
+      await vi.waitFor(async () => expect(await stored()).toEqual([{ ...rec(1, 'B', { queuedAt: b.list()[0].queuedAt }), attempts: 3 }]));
+    });
+
+    it('never brings back a record removed before its write ran', async () => {
+      const q = createQueue('A', WIDE, events());
+      await Promise.all([q.add(rec(1)), q.add(rec(2))]);
+      q.failed(['id-0001', 'id-0002']);
+      await q.remove(['id-0001']);
+      await vi.waitFor(async () => expect((await stored()).map((r) => [r.id, r.attempts])).toEqual([['id-0002', 1]]));
+      expect(q.failed(['id-0001'])).toBe(0);
+    });
+
+    it('counts nothing and opens no IndexedDB transaction for records it no longer holds (handed to the browser)', async () => {
+      const q = createQueue('A', WIDE, events());
+      await q.add(rec(1));
+      const [out] = q.takeOut(['id-0001']);
+      const transaction = vi.spyOn(IDBDatabase.prototype, 'transaction');
+      expect(q.failed(['id-0001', 'nope'])).toBe(0);
+      // A write of failed() would have opened its transaction before this removal's.
+      await q.remove(['nope']);
+      expect(transaction).toHaveBeenCalledTimes(1);
+      expect(out.attempts).toBe(0);
+      expect((await stored())[0].attempts).toBe(0);
     });
   });
 

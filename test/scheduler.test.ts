@@ -1,6 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { IDBFactory } from 'fake-indexeddb';
+import { createStore, values } from 'idb-keyval';
 import { createScheduler, type SchedulerDeps } from '../src/scheduler';
-import type { Queue, QueueRecord } from '../src/queue';
+import { createQueue, DEFAULT_BOUNDS, type Queue, type QueueRecord } from '../src/queue';
 import type { Tabs } from '../src/locks';
 import { createTransport, type Transport } from '../src/transport';
 import type { AnalyticsError, Message } from '../src/types';
@@ -37,6 +39,8 @@ function fakeQueue() {
       records.push(...back);
       records.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     }),
+    // Counts the attempt on the records and returns the most, as the real queue does (which also stores it).
+    failed: vi.fn((ids: string[]) => Math.max(0, ...records.filter((r) => ids.includes(r.id)).map((r) => ++r.attempts))),
     // True when the note was written (false where localStorage is unusable).
     markSent: vi.fn((_ids: string[]) => true),
     unmarkSent: vi.fn((_ids: string[]) => {}),
@@ -442,6 +446,25 @@ describe('createScheduler', () => {
       expect(retry.messageIds).toEqual([good.id]);
       expect(retry.delay).toBeLessThanOrEqual(1000);
       expect(queue.records).toEqual([good, bad]);
+    });
+
+    it('backs off from the attempts stored with a record adopted from an earlier page, and stores the next one', async () => {
+      (globalThis as any).indexedDB = new IDBFactory();
+      const events = { expired: () => {}, fallback: () => {} };
+      // An earlier page failed to deliver it three times, then closed.
+      const r = { ...record(), attempts: 3, owner: 'gone' };
+      await createQueue('gone', DEFAULT_BOUNDS, events).add(r);
+      const queue = createQueue('me', DEFAULT_BOUNDS, events);
+      await queue.adopt(() => true);
+      expect(queue.list().map((q) => q.attempts)).toEqual([3]);
+      mockFetch([{ status: 503 }]);
+      vi.spyOn(Math, 'random').mockReturnValue(0);
+      const { scheduler, emit } = setup({ queue });
+      await scheduler.flush();
+      // The fourth attempt's backoff: 1 s doubled three times, halved by the jitter (the first would be 500 ms).
+      expect(emit).toHaveBeenCalledWith('retry', expect.objectContaining({ status: 503, delay: 4000, messageIds: [r.id] }));
+      const store = createStore('svc-analytics', 'queue');
+      await vi.waitFor(async () => expect((await values<QueueRecord>(store)).map((q) => q.attempts)).toEqual([4]));
     });
 
     it('keeps the whole batch and retries it on 401 (the key is refused, not a message)', async () => {
