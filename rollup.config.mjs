@@ -48,8 +48,15 @@ export default [
     plugins: [constants(), nodeResolve({ browser: true }), ts(), min()],
   },
   {
+    // Loaded by the bundle on `debug(true)` only.
+    input: 'src/debug-browser.ts',
+    output: { file: 'dist/analytics.debug.min.js', format: 'iife' },
+    plugins: [ts(), min()],
+  },
+  {
     input: 'src/index.ts',
-    output: { file: 'dist/index.mjs', format: 'es' },
+    // index.mjs, and the debug tools as a chunk of their own (debug.mjs), imported on `debug(true)` only.
+    output: { dir: 'dist', format: 'es', entryFileNames: 'index.mjs', chunkFileNames: '[name].mjs' },
     external: Object.keys(pkg.dependencies),
     plugins: [constants(), ts()],
   },

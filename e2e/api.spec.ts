@@ -20,7 +20,7 @@ test('debug(true) logs each call, each batch and each error to the console; debu
     await a.track('').catch(() => {}); // refused: an error
   });
   expect(await collector.waitFor(1, { event: 'Debugged' })).toHaveLength(1);
-  await expect.poll(() => logs.filter((l) => l.includes('[svc-analytics]')).join('\n')).toMatch(/sending 1 messages/);
+  await expect.poll(() => logs.filter((l) => l.includes('[svc-analytics]')).join('\n')).toMatch(/delivered 1 message/);
   const ours = logs.filter((l) => l.includes('[svc-analytics]'));
   expect(ours.some((l) => /track/.test(l) && /Debugged/.test(l)), 'the call is logged').toBe(true);
   expect(ours.some((l) => /invalid_arguments/.test(l)), 'the error is logged').toBe(true);

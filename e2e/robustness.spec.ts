@@ -231,7 +231,7 @@ test('a message over 32 KB is refused at call time and never sent; the events ar
   expect(reqs.filter((q) => q.overLimit)).toEqual([]);
 });
 
-test('works under a strict CSP with a nonce, without any violation', async ({ page, site, collector }) => {
+test('works under a strict CSP with a nonce, debug tools included, without any violation', async ({ page, site, collector }) => {
   const pageErrors = watchErrors(page);
   await page.addInitScript(() => {
     (window as any).__violations = [];
@@ -243,9 +243,19 @@ test('works under a strict CSP with a nonce, without any violation', async ({ pa
   const response = await page.goto(site.page('/core-csp.html', { csp }));
   expect(response!.headers()['content-security-policy']).toBe(csp);
   await ready(page);
-  await page.evaluate(() => (window as any).analytics.track('Under CSP', { ok: true }));
-  const msgs = await collector.waitFor(2, {}, 10000);
-  expect(msgs.map((m) => m.event).sort()).toEqual(['Early Under CSP', 'Under CSP']);
+  const logs: string[] = [];
+  page.on('console', (m) => logs.push(m.text()));
+  // debug(true) inserts the debug tools' script next to the bundle, with the nonce
+  await page.evaluate(() => {
+    const a = (window as any).analytics;
+    a.debug(true);
+    a.track('Under CSP', { ok: true });
+    a.ecommerce.productAdded({ price: 'not a number' });
+  });
+  const msgs = await collector.waitFor(3, {}, 10000);
+  expect(msgs.map((m) => m.event).sort()).toEqual(['Early Under CSP', 'Product Added', 'Under CSP']);
+  await expect.poll(() => logs.filter((l) => l.includes('[svc-analytics]')).join('\n')).toMatch(/Product Added: price should be a number/);
+  expect(logs.some((l) => l.includes('[svc-analytics]') && l.includes('Under CSP'))).toBe(true);
   await sleep(300);
   expect(await page.evaluate(() => (window as any).__violations)).toEqual([]);
   expect(pageErrors).toEqual([]);

@@ -1,6 +1,5 @@
 import type {
   AnalyticsError,
-  BrowserSettings,
   Callback,
   CallResult,
   EventName,
@@ -29,8 +28,7 @@ import { resolve } from './config';
 import { createEcommerce, type EcommerceHelpers, type TrackFn } from './ecommerce';
 import { createSemantic, type SemanticHelpers } from './semantic';
 import { trackPageViews } from './pageviews';
-
-const TAG = '[svc-analytics]';
+import type { DebugTools } from './debug';
 
 /** A page snapshot as the snippet records it: `[url, title, referrer]`. */
 export type RecordedPage = [string, string, string];
@@ -83,18 +81,22 @@ interface Core {
  * public arguments, the calls recorded before it (they run before automatic page views start); `replay` runs a
  * recorded call with its page and time.
  */
-export function createAnalytics() {
+export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
+  let debugOn = false;
+  let debugTools: Promise<DebugTools | void> | undefined;
+  // Runs `use` with the debug tools while debug mode is on, loading them the first time (in call order).
+  const withDebug = (use: (tools: DebugTools) => void) =>
+    debugOn && loadDebug && (debugTools ||= loadDebug().catch(() => {})).then((tools) => tools && debugOn && use(tools));
   // A function of the page that throws is reported as an `'error'` (a throwing `'error'` handler only in debug mode).
-  const pageThrew = (e: unknown, name?: string) =>
-    name == 'error'
-      ? debugOn && console.warn(TAG, "an 'error' handler threw", e)
-      : report(analyticsError('callback_error', `a callback or handler of the page threw: ${(e as Error)?.message || e}`));
-  const emitter = createEmitter(pageThrew);
+  const pageThrew = (e: unknown, name?: string) => {
+    const error = analyticsError('callback_error', `a callback or handler of the page threw: ${(e as Error)?.message || e}`);
+    name == 'error' ? withDebug((tools) => tools.log('error', [error])) : report(error);
+  };
+  const emitter = createEmitter(pageThrew, (name, args) => withDebug((tools) => tools.log(name, args)));
   const safely = createGuard(pageThrew);
   const waitingForLoad: (() => void)[] = [];
   const nextId = monotonicUlid();
   let core: Core | undefined;
-  let debugOn = false;
   // URL of the last page message queued, so an automatic page view never repeats a page() the site made itself.
   let pagedUrl: string | undefined;
   // The context of the last call's page: most calls of a page share it.
@@ -102,11 +104,7 @@ export function createAnalytics() {
   // Ids of calls refused while the queue is full, reported through `'error'` once per episode (not once per call).
   let refusedIds: string[] | undefined;
 
-  const log = (...a: unknown[]) => debugOn && console.log(TAG, ...a);
-  const report = (e: AnalyticsError) => {
-    debugOn && console.warn(TAG, e.code, e.message);
-    emitter.emit('error', e);
-  };
+  const report = (e: AnalyticsError) => emitter.emit('error', e);
   const full = (e: AnalyticsError) => {
     if (!refusedIds) {
       const ids: string[] = (refusedIds = []);
@@ -163,7 +161,6 @@ export function createAnalytics() {
     const queued = c.queue.add({ id: message.messageId, message, bytes, queuedAt: Date.now(), attempts: 0, owner: c.owner }).then(
       () => {
         refusedIds = undefined;
-        log(type, message);
         safely(callback, result);
         emitter.emit(type, ...EVENT_ARGS[type].map((k) => message[k]), result);
         c.scheduler.notify();
@@ -189,10 +186,10 @@ export function createAnalytics() {
    */
   function load(writeKey: string, options?: LoadOptions, recorded?: () => void) {
     try {
-      if (core || typeof window == 'undefined') return void (core && log('load() called again: ignored'));
+      if (core || typeof window == 'undefined') return; // once only
       if (!writeKey || typeof writeKey != 'string') return report(analyticsError('invalid_arguments', 'load: a writeKey is required'));
       options = options || {};
-      if (options.debug) debugOn = true;
+      if (options.debug) api.debug();
       core = start(writeKey, options);
     } catch (e) {
       return report(analyticsError('invalid_arguments', `load failed: ${(e as Error)?.message || e}`));
@@ -214,11 +211,11 @@ export function createAnalytics() {
     const queue = createQueue(owner, r.bounds, {
       expired: (ids) => report(analyticsError('expired', `${ids.length} queued message(s) older than queue.maxAgeMs dropped`, ids)),
       fallback: (e) => {
-        if (!fellBack) log('IndexedDB unusable; queue kept in memory', e);
+        if (!fellBack) report(analyticsError('storage_unavailable', `IndexedDB is unusable (${(e as Error)?.message || e}): messages are kept in this page's memory`));
         fellBack = true;
       },
     });
-    const scheduler = createScheduler({ ...r, queue, tabs, transport: createTransport(), writeKey, report, emit: emitter.emit, log });
+    const scheduler = createScheduler({ ...r, queue, tabs, transport: createTransport(), writeKey, report, emit: emitter.emit, log: () => {} });
     const identity = createIdentity({ storage: options.storage, cookie: options.cookie });
     tabs.enter();
     // Under the tabs' lock, so two tabs never adopt the same orphan, and only after ORPHAN_GRACE_MS (see
@@ -236,9 +233,8 @@ export function createAnalytics() {
           if (tabs.leased()) at = Math.min(at, now + LEASE_MS / 2, left ? left + LEASE_MS : Infinity);
           if (at < Infinity) adoptTimer = setTimeout(() => adopt().then(scheduler.notify), at - now);
         })
-        .catch((e) => void log('could not read the stored queue', e));
+        .catch(() => {}); // the store is unusable: the queue lives in memory (reported as storage_unavailable)
     const ready = adopt().then(() => {
-      log('ready');
       emitter.emit('ready');
       scheduler.notify();
     });
@@ -277,12 +273,8 @@ export function createAnalytics() {
     flush: () => new Promise<void>((res) => whenLoaded((c) => c.ready.then(() => c.scheduler.flush()).then(res))),
     on: emitter.on,
     off: emitter.off,
-    debug: (on = true) => void (debugOn = !!on),
-    ecommerce: createEcommerce({
-      track,
-      isDebug: () => debugOn,
-      warn: (t) => console.warn(TAG, t),
-    }),
+    debug: (on = true) => void ((debugOn = !!on) && withDebug(() => {})),
+    ecommerce: createEcommerce({ track, check: (event, properties) => withDebug((tools) => tools.checkEcommerce(event, properties)) }),
     semantic: createSemantic({ track, userId, report, call: safely }),
     initialized: false,
     VERSION: '__VERSION__',
@@ -299,22 +291,12 @@ export function createAnalytics() {
       const fn = target && target[name || space];
       // A helper takes the call's site after its three arguments.
       if (typeof fn == 'function') return name ? fn(args[0], args[1], args[2], site) : fn.apply(api, args);
-    } catch (e) {
-      log('could not replay', method, e);
+    } catch {
+      // a call that cannot be replayed is dropped, as the page's own call would have failed
     }
   }
   return { api, load, replay };
 }
-
-/** The npm entry: `AnalyticsBrowser.load({ writeKey }, options)` returns the API, usable before it is ready. */
-export const AnalyticsBrowser = {
-  load(settings: BrowserSettings, options?: LoadOptions): Analytics {
-    const { api } = createAnalytics();
-    // On a server (SSR) `load` does nothing and touches no browser global; calls are refused with `not_loaded`.
-    api.load(settings && settings.writeKey, options);
-    return api;
-  },
-};
 
 // The message fields analytics.js passes to `on(type)` handlers, in order.
 const EVENT_ARGS: Record<MessageType, (keyof Message)[]> = {

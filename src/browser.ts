@@ -1,9 +1,22 @@
 // The IIFE bundle (dist/analytics.min.js): takes over the snippet's stub, or stands alone.
 import { createAnalytics } from './analytics';
 import { takeOverBuffer, type BufferedCall } from './buffer';
+import type { DebugTools } from './debug';
 
 const w = window as any;
 const stub = w.analytics;
+// The debug tools (dist/analytics.debug.min.js) live next to this bundle; inserted on `debug(true)` only, with this
+// script's nonce (a strict CSP allows them then).
+const self = document.currentScript as HTMLScriptElement | null;
+const loadDebug = () =>
+  new Promise<DebugTools>((loaded, failed) => {
+    const s = document.createElement('script');
+    s.src = self!.src.replace(/[^/?#]*([?#].*)?$/, 'analytics.debug.min.js');
+    s.nonce = self!.nonce;
+    s.onload = () => loaded(w.svcAnalyticsDebug);
+    s.onerror = failed;
+    document.head.appendChild(s);
+  });
 // A second copy of the bundle on the page leaves the first one in charge.
 if (!stub || !stub.VERSION) {
   try {
@@ -14,7 +27,7 @@ if (!stub || !stub.VERSION) {
 }
 
 function takeOver() {
-  const { api, load, replay } = createAnalytics();
+  const { api, load, replay } = createAnalytics(self && self.src ? loadDebug : undefined);
   const calls: BufferedCall[] = Array.isArray(stub) ? stub.splice(0) : [];
   w.analytics = api;
   // Pages that kept a reference to the stub array keep working: it gets the real methods too.

@@ -259,87 +259,52 @@ export type TrackFn = (
   site?: unknown,
 ) => Promise<CallResult>;
 
-// The field table, transcribed from spec 000 section 2.7: one row per schema, `Event,Event|fields`.
-// A field is `name` (a string), `name:n` (a number) or `name:i` (an integer); `name:P` is an array
-// whose items have the fields of group P. A bare `P` or `O` stands for that group's fields.
-// Fields the spec leaves untyped (ids, names, `query`, `reason`) are taken as strings.
-const GROUPS: Record<string, string> = {
-  P: 'product_id sku category name brand variant coupon url image_url price:n quantity:i position:n',
-  O: 'order_id affiliation coupon currency revenue:n shipping:n tax:n discount:n',
-  F: 'type value',
-};
-const TABLE = `Products Searched|query
-Product List Viewed,Product Clicked,Product Viewed|P currency value:n
-Product List Filtered|list_id category products:P filters:F sorts:F
-Product Added,Product Removed|P cart_id
-Cart Viewed|cart_id products:P
-Checkout Started|O products:P value:n
-Checkout Step Viewed,Checkout Step Completed|checkout_id shipping_method payment_method step:i
-Payment Info Entered|checkout_id shipping_method payment_method step:i order_id
-Order Completed|O products:P total:n subtotal:n checkout_id
-Order Updated|O products:P
-Order Refunded|O products:P total:n subtotal:n checkout_id
-Order Cancelled|O products:P total:n
-Promotion Viewed,Promotion Clicked|promotion_id creative name position
-Coupon Entered|order_id cart_id coupon_id
-Coupon Applied,Coupon Removed|order_id cart_id coupon_id coupon_name discount:n
-Coupon Denied|order_id cart_id coupon_id coupon_name reason
-Product Added to Wishlist,Product Removed from Wishlist|wishlist_id wishlist_name P
-Wishlist Product Added to Cart|wishlist_id wishlist_name cart_id P
-Product Reviewed|product_id review_id review_body rating:i`;
+// The 26 ecommerce events of spec 000 section 2.7, in the spec's order (their fields: src/debug.ts).
+const EVENTS = `Products Searched
+Product List Viewed
+Product Clicked
+Product Viewed
+Product List Filtered
+Product Added
+Product Removed
+Cart Viewed
+Checkout Started
+Checkout Step Viewed
+Checkout Step Completed
+Payment Info Entered
+Order Completed
+Order Updated
+Order Refunded
+Order Cancelled
+Promotion Viewed
+Promotion Clicked
+Coupon Entered
+Coupon Applied
+Coupon Removed
+Coupon Denied
+Product Added to Wishlist
+Product Removed from Wishlist
+Wishlist Product Added to Cart
+Product Reviewed`;
 
 /** The 26 ecommerce event names of spec 000 section 2.7, in the spec's order. */
-export const ECOMMERCE_EVENTS: string[] = /*#__PURE__*/ TABLE.replace(/\|.*/g, '').split(/[\n,]/);
+export const ECOMMERCE_EVENTS: string[] = /*#__PURE__*/ EVENTS.split('\n');
 
 /** The helper name of an event name: camel-cased, e.g. `Product Added to Wishlist` is `productAddedToWishlist`. */
 export function helperName(eventName: string): string {
   return eventName.toLowerCase().replace(/ (.)/g, (_, c: string) => c.toUpperCase());
 }
 
-// What a wrong value is; a number (where one is expected) by its value, as 1.5 is a number but no integer.
-const got = (value: unknown, numeric?: string) =>
-  `, got ${Array.isArray(value) ? 'array' : value === null || (numeric && typeof value == 'number') ? value : typeof value}`;
-
-// Warns about each field of `obj` (named `at`) whose value has the wrong type.
-function check(obj: any, fields: string, at: string, warn: (text: string) => void): void {
-  if (Object(obj) !== obj) return warn(at + ' should be an object' + got(obj));
-  fields.split(' ').forEach((field) => {
-    const [key, type = ''] = field.split(':');
-    const value = obj[key];
-    const path = at == 'properties' ? key : `${at}.${key}`;
-    const items = GROUPS[type];
-    if (!type && GROUPS[key]) return check(obj, GROUPS[key], at, warn);
-    if (value === undefined) return;
-    const ok = items
-      ? Array.isArray(value)
-      : type
-        ? (type == 'n' ? Number.isFinite : Number.isInteger)(value)
-        : typeof value == 'string';
-    if (!ok) {
-      const expected = type == 'n' ? 'a number' : type == 'i' ? 'an integer' : type ? 'an array' : 'a string';
-      warn(`${path} should be ${expected}` + got(value, type));
-    } else if (items) value.forEach((item: unknown, i: number) => check(item, items, `${path}[${i}]`, warn));
-  });
-}
-
-/** Creates the ecommerce helpers over the core's `track`; in debug mode each call's properties are type-checked (warnings only). */
-export function createEcommerce(deps: {
-  track: TrackFn;
-  isDebug(): boolean;
-  warn(text: string): void;
-}): EcommerceHelpers {
+/**
+ * Creates the ecommerce helpers over the core's `track`. `check` hears of every call first: in debug mode it
+ * type-checks the properties against the spec (warnings only; src/debug.ts, loaded on `debug()`).
+ */
+export function createEcommerce(deps: { track: TrackFn; check(event: string, properties: unknown): void }): EcommerceHelpers {
   const helpers: Record<string, EcommerceHelper<object>> = {};
-  TABLE.split('\n').forEach((row) => {
-    const [events, fields] = row.split('|');
-    events.split(',').forEach((event) => {
-      helpers[helperName(event)] = (properties, options, callback, site?: unknown) => {
-        // The check runs in debug mode only; the event is sent either way (the service accepts any structure).
-        if (deps.isDebug() && properties !== undefined) {
-          check(properties, fields, 'properties', (text) => deps.warn(`${event}: ${text}`));
-        }
-        return deps.track(event, properties, options, callback, site);
-      };
-    });
-  });
+  for (const event of ECOMMERCE_EVENTS)
+    helpers[helperName(event)] = (properties, options, callback, site?: unknown) => {
+      deps.check(event, properties);
+      return deps.track(event, properties, options, callback, site);
+    };
   return helpers as unknown as EcommerceHelpers;
 }

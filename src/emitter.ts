@@ -16,9 +16,9 @@ export function createGuard(thrown: (error: unknown) => void) {
 
 /**
  * A tiny event emitter (after mitt); a handler that throws is isolated from the others and from the caller, and
- * handed to `thrown` with the event's name.
+ * handed to `thrown` with the event's name. `tap` hears every event first (debug logging).
  */
-export function createEmitter(thrown: (error: unknown, name: string) => void) {
+export function createEmitter(thrown: (error: unknown, name: string) => void, tap?: (name: string, args: unknown[]) => void) {
   const all = new Map<string, Handler[]>();
   return {
     on(name: string, h: Handler) {
@@ -28,6 +28,7 @@ export function createEmitter(thrown: (error: unknown, name: string) => void) {
       all.set(name, (all.get(name) || []).filter((x) => x !== h));
     },
     emit(name: string, ...args: unknown[]) {
+      tap?.(name, args);
       for (const h of all.get(name) || []) createGuard((e) => thrown(e, name))(h, ...args);
     },
   };

@@ -136,11 +136,7 @@ export function createIdentity({ storage = 'cookie', cookie = {} }: IdentityOpti
     traits: () => state.traits,
     /** Re-reads storage (another tab may have identified or reset the visitor). */
     reload: load,
-    /** The traits an identify call would leave, as analytics.js does: merged for the same user, replaced for a new one. */
-    merged(userId: string | undefined, traits: JSONObject): JSONObject {
-      return !userId || state.userId == null || state.userId == userId ? { ...state.traits, ...traits } : { ...traits };
-    },
-    /** Stores the user id (if given) and the traits (as `merged` computed them). */
+    /** Stores the user id (if given) and the traits (as the identify message carries them: src/message.ts). */
     identify(userId: string | undefined, traits: JSONObject) {
       if (userId) state.userId = userId;
       state.traits = traits;

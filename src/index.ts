@@ -1,4 +1,4 @@
-export { AnalyticsBrowser, createAnalytics } from './analytics';
+export { AnalyticsBrowser } from './npm';
 export type { Analytics } from './analytics';
 export type * from './types';
 export type * from './ecommerce';

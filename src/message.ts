@@ -53,13 +53,17 @@ export function identifyTraits(visitor: Visitor, userId: string | undefined, tra
 export function buildMessage(parts: MessageParts): BuiltMessage | AnalyticsError {
   const { type, visitor, page } = parts;
   const { fields, options } = parts.call;
-  const ts = timestamp(options.timestamp == null ? parts.time : options.timestamp);
+  let ts: string | undefined, clean: JSONObject, callContext: unknown, callIntegrations: unknown;
+  try {
+    ts = timestamp(options.timestamp == null ? parts.time : options.timestamp);
+  } catch {
+    // an object without a primitive value, a Symbol: no date either
+  }
   if (!ts) return analyticsError('invalid_arguments', `${type}: options.timestamp must be a Date or an ISO 8601 date-time (years 0000-9999)`);
-  let clean: JSONObject, callContext: unknown, callIntegrations: unknown;
   try {
     clean = sanitize(fields) as JSONObject;
-    callContext = options.context && sanitize(options.context);
-    callIntegrations = options.integrations && sanitize(options.integrations);
+    callContext = options.context == null ? undefined : sanitize(options.context);
+    callIntegrations = options.integrations == null ? undefined : sanitize(options.integrations);
   } catch (e) {
     return analyticsError('invalid_payload', `could not read the call's data: ${(e as Error)?.message || e}`);
   }

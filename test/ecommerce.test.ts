@@ -1,5 +1,6 @@
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createEcommerce, ECOMMERCE_EVENTS, helperName } from '../src/ecommerce';
+import { createDebugTools, ECOMMERCE_FIELDS } from '../src/debug';
 import type { CallResult } from '../src/types';
 
 // Written by hand from spec 000 section 2.7 (not derived from the code under test): helper -> event.
@@ -34,13 +35,21 @@ const SPEC: [string, string][] = [
 
 const RESULT = { event: { type: 'track' } } as unknown as CallResult;
 
+// The helpers with the debug tools' checker behind `check`, as the library wires them in debug mode (`warn` hears
+// each console warning's text, without the tag).
 function setup(debug = false) {
   const track = vi.fn(async (..._args: unknown[]) => RESULT);
   const warn = vi.fn();
-  const isDebug = vi.fn(() => debug);
-  const helpers = createEcommerce({ track, isDebug, warn }) as unknown as Record<string, (...args: unknown[]) => Promise<CallResult>>;
-  return { helpers, track, warn, isDebug };
+  vi.spyOn(console, 'warn').mockImplementation((_tag: unknown, text: unknown) => warn(text));
+  const tools = createDebugTools();
+  const check = vi.fn((event: string, properties: unknown) => debug && tools.checkEcommerce(event, properties));
+  const helpers = createEcommerce({ track, check }) as unknown as Record<string, (...args: unknown[]) => Promise<CallResult>>;
+  return { helpers, track, warn, check };
 }
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
 
 describe('ECOMMERCE_EVENTS', () => {
   it('lists the 26 spec event names in the spec order', () => {
@@ -183,13 +192,21 @@ describe('createEcommerce', () => {
     expect(track).toHaveBeenCalledTimes(2);
   });
 
-  it('asks isDebug on every call, so debug can be switched on later', async () => {
-    let debug = false;
-    const warn = vi.fn();
-    const helpers = createEcommerce({ track: async () => RESULT, isDebug: () => debug, warn });
-    await helpers.productViewed({ price: 1 });
-    debug = true;
-    await helpers.productViewed({ price: '1' } as never);
-    expect(warn).toHaveBeenCalledTimes(1);
+  it('hands every call to check first, with its event name and properties as given', async () => {
+    const { helpers, check } = setup(false);
+    const properties = { price: 1 };
+    await helpers.productViewed(properties);
+    await helpers.cartViewed();
+    expect(check.mock.calls).toEqual([
+      ['Product Viewed', properties],
+      ['Cart Viewed', undefined],
+    ]);
+    expect(check.mock.calls[0][1]).toBe(properties);
+  });
+});
+
+describe('ECOMMERCE_FIELDS (src/debug.ts)', () => {
+  it('has the fields of exactly the 26 spec events', () => {
+    expect(Object.keys(ECOMMERCE_FIELDS).sort()).toEqual([...ECOMMERCE_EVENTS].sort());
   });
 });

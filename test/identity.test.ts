@@ -183,7 +183,7 @@ describe('createIdentity', () => {
 
   it('persists the user id and traits for the next instance', () => {
     const a = createIdentity();
-    a.identify('u1', a.merged('u1', { plan: 'pro' }));
+    a.identify('u1', { plan: 'pro' });
     const b = createIdentity();
     expect(b.userId()).toBe('u1');
     expect(b.traits()).toEqual({ plan: 'pro' });
@@ -253,39 +253,6 @@ describe('createIdentity', () => {
     expect(again.userId()).toBeNull();
   });
 
-  describe('merged', () => {
-    it('merges traits for the same user, the new ones winning', () => {
-      const id = createIdentity();
-      id.identify('u1', { a: 1, b: 1 });
-      expect(id.merged('u1', { b: 2, c: 3 })).toEqual({ a: 1, b: 2, c: 3 });
-    });
-
-    it('merges traits when no user id is given', () => {
-      const id = createIdentity();
-      id.identify('u1', { a: 1 });
-      expect(id.merged(undefined, { b: 2 })).toEqual({ a: 1, b: 2 });
-    });
-
-    it('merges anonymous traits into the first identified user', () => {
-      const id = createIdentity();
-      id.identify(undefined, { a: 1 });
-      expect(id.merged('u1', { b: 2 })).toEqual({ a: 1, b: 2 });
-    });
-
-    it('replaces traits for a new user', () => {
-      const id = createIdentity();
-      id.identify('u1', { a: 1 });
-      expect(id.merged('u2', { b: 2 })).toEqual({ b: 2 });
-    });
-
-    it('does not change the stored traits', () => {
-      const id = createIdentity();
-      id.identify('u1', { a: 1 });
-      id.merged('u1', { b: 2 });
-      expect(id.traits()).toEqual({ a: 1 });
-    });
-  });
-
   describe('identify', () => {
     it('keeps the current user id when none is given', () => {
       const id = createIdentity();
@@ -298,7 +265,7 @@ describe('createIdentity', () => {
     it('stores a new user and its traits', () => {
       const id = createIdentity();
       id.identify('u1', { a: 1 });
-      id.identify('u2', id.merged('u2', { b: 2 }));
+      id.identify('u2', { b: 2 });
       expect(id.userId()).toBe('u2');
       expect(id.traits()).toEqual({ b: 2 });
       expect(createIdentity().traits()).toEqual({ b: 2 });

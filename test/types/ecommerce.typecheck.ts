@@ -5,7 +5,7 @@ import { createSemantic } from '../../src/semantic';
 import type { CallResult } from '../../src/types';
 
 declare const track: (event: string, properties: object | undefined) => Promise<CallResult>;
-const ecommerce = createEcommerce({ track, isDebug: () => false, warn: () => {} });
+const ecommerce = createEcommerce({ track, check: () => {} });
 const semantic = createSemantic({ track, userId: () => null, call: () => {} });
 
 // Valid calls compile, custom properties included.
