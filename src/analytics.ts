@@ -11,7 +11,7 @@ import type {
   PageContext,
   User,
 } from './types';
-import { analyticsError, refused } from './errors';
+import { analyticsError, createEpisodes, refused } from './errors';
 import { normalise } from './call';
 import { monotonicUlid } from './ulid';
 import { buildContext, pageContext, type Environment, type Hints } from './context';
@@ -28,7 +28,7 @@ import { resolve } from './config';
 import { createEcommerce, type EcommerceHelpers, type TrackFn } from './ecommerce';
 import { createSemantic, type SemanticHelpers } from './semantic';
 import { trackPageViews } from './pageviews';
-import type { DebugTools } from './debug';
+import { createDebugMode, type DebugTools } from './debug-mode';
 
 /** A page snapshot as the snippet records it: `[url, title, referrer]`. */
 export type RecordedPage = [string, string, string];
@@ -82,18 +82,17 @@ interface Core {
  * recorded call with its page and time.
  */
 export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
-  let debugOn = false;
-  let debugTools: Promise<DebugTools | void> | undefined;
-  // Runs `use` with the debug tools while debug mode is on, loading them the first time (in call order).
-  const withDebug = (use: (tools: DebugTools) => void) =>
-    debugOn && loadDebug && (debugTools ||= loadDebug().catch(() => {})).then((tools) => tools && debugOn && use(tools));
+  const debugMode = createDebugMode(loadDebug);
   // A function of the page that throws is reported as an `'error'` (a throwing `'error'` handler only in debug mode).
   const pageThrew = (e: unknown, name?: string) => {
     const error = analyticsError('callback_error', `a callback or handler of the page threw: ${(e as Error)?.message || e}`);
-    name == 'error' ? withDebug((tools) => tools.log('error', [error])) : report(error);
+    name == 'error' ? debugMode.use((tools) => tools.log('error', [error])) : report(error);
   };
-  const emitter = createEmitter(pageThrew, (name, args) => withDebug((tools) => tools.log(name, args)));
+  const emitter = createEmitter(pageThrew, (name, args) => debugMode.use((tools) => tools.log(name, args)));
   const safely = createGuard(pageThrew);
+  const report = (e: AnalyticsError) => emitter.emit('error', e);
+  // Calls refused while the queue is full are reported once per episode, with all their ids.
+  const full = createEpisodes('queue_full', (n) => `${n} call(s) refused: the queue is full`, report);
   const waitingForLoad: (() => void)[] = [];
   const nextId = monotonicUlid();
   let core: Core | undefined;
@@ -101,17 +100,7 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
   let pagedUrl: string | undefined;
   // The context of the last call's page: most calls of a page share it.
   let lastContext: { key: string; hints?: Hints; page: PageContext; context: MessageContext } | undefined;
-  // Ids of calls refused while the queue is full, reported through `'error'` once per episode (not once per call).
-  let refusedIds: string[] | undefined;
 
-  const report = (e: AnalyticsError) => emitter.emit('error', e);
-  const full = (e: AnalyticsError) => {
-    if (!refusedIds) {
-      const ids: string[] = (refusedIds = []);
-      setTimeout(() => report(analyticsError('queue_full', `${ids.length} call(s) refused: the queue is full`, ids)));
-    }
-    refusedIds.push(...(e.messageIds || []));
-  };
   const contextAt = (c: Core, [url, title, referrer]: RecordedPage) => {
     const connection = connectionType(); // the network can change during a visit
     const key = url + '\n' + title + '\n' + referrer + '\n' + connection;
@@ -160,14 +149,13 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
     const result: CallResult = { event: message };
     const queued = c.queue.add({ id: message.messageId, message, bytes, queuedAt: Date.now(), attempts: 0, owner: c.owner }).then(
       () => {
-        refusedIds = undefined;
         safely(callback, result);
         emitter.emit(type, ...EVENT_ARGS[type].map((k) => message[k]), result);
         c.scheduler.notify();
         return result;
       },
       (e: AnalyticsError) => {
-        full(e);
+        full.add(e.messageIds);
         safely(callback, e);
         throw e;
       },
@@ -189,7 +177,7 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
       if (core || typeof window == 'undefined') return; // once only
       if (!writeKey || typeof writeKey != 'string') return report(analyticsError('invalid_arguments', 'load: a writeKey is required'));
       options = options || {};
-      if (options.debug) api.debug();
+      if (options.debug) debugMode.set(true);
       core = start(writeKey, options);
     } catch (e) {
       return report(analyticsError('invalid_arguments', `load failed: ${(e as Error)?.message || e}`));
@@ -273,8 +261,8 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
     flush: () => new Promise<void>((res) => whenLoaded((c) => c.ready.then(() => c.scheduler.flush()).then(res))),
     on: emitter.on,
     off: emitter.off,
-    debug: (on = true) => void ((debugOn = !!on) && withDebug(() => {})),
-    ecommerce: createEcommerce({ track, check: (event, properties) => withDebug((tools) => tools.checkEcommerce(event, properties)) }),
+    debug: (on = true) => debugMode.set(!!on),
+    ecommerce: createEcommerce({ track, check: (event, properties) => debugMode.use((tools) => tools.checkEcommerce(event, properties)) }),
     semantic: createSemantic({ track, userId, report, call: safely }),
     initialized: false,
     VERSION: '__VERSION__',

@@ -15,3 +15,23 @@ export function refused<T>(e: unknown): Promise<T> {
   p.catch(() => {});
   return p;
 }
+
+/**
+ * Reports an error once per episode (the calls refused for one reason in one task, a burst), with every id it
+ * concerns, after that task.
+ */
+export function createEpisodes(code: ErrorCode, text: (count: number) => string, report: (e: AnalyticsError) => void) {
+  let ids: string[] | undefined;
+  return {
+    add(messageIds: string[] = []) {
+      if (!ids) {
+        const episode: string[] = (ids = []);
+        setTimeout(() => {
+          ids = undefined;
+          report(analyticsError(code, text(episode.length), episode));
+        });
+      }
+      ids.push(...messageIds);
+    },
+  };
+}

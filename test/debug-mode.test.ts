@@ -1,0 +1,56 @@
+import { describe, expect, it, vi } from 'vitest';
+import { createDebugMode } from '../src/debug-mode';
+import type { DebugTools } from '../src/debug';
+
+const tools = (): DebugTools => ({ log: vi.fn(), checkEcommerce: vi.fn() });
+const settle = () => new Promise((r) => setTimeout(r));
+
+describe('createDebugMode', () => {
+  it('loads nothing and runs nothing while off', async () => {
+    const load = vi.fn(async () => tools());
+    const mode = createDebugMode(load);
+    const fn = vi.fn();
+    mode.use(fn);
+    await settle();
+    expect(load).not.toHaveBeenCalled();
+    expect(fn).not.toHaveBeenCalled();
+  });
+
+  it('loads the tools once when switched on, and runs uses in call order', async () => {
+    const t = tools();
+    const load = vi.fn(async () => t);
+    const mode = createDebugMode(load);
+    mode.set(true);
+    const order: number[] = [];
+    mode.use(() => order.push(1));
+    mode.use((got) => order.push(got === t ? 2 : -2));
+    await settle();
+    mode.use(() => order.push(3));
+    await settle();
+    expect(order).toEqual([1, 2, 3]);
+    expect(load).toHaveBeenCalledTimes(1);
+  });
+
+  it('drops uses pending when it is switched off before the tools arrive', async () => {
+    let arrive!: (t: DebugTools) => void;
+    const mode = createDebugMode(() => new Promise((r) => (arrive = r)));
+    mode.set(true);
+    const fn = vi.fn();
+    mode.use(fn);
+    mode.set(false);
+    arrive(tools());
+    await settle();
+    expect(fn).not.toHaveBeenCalled();
+  });
+
+  it('never rejects or throws when the tools cannot be loaded (a blocked script), nor without a loader', async () => {
+    const mode = createDebugMode(() => Promise.reject(new Error('blocked')));
+    mode.set(true);
+    const fn = vi.fn();
+    expect(() => mode.use(fn)).not.toThrow();
+    await settle();
+    expect(fn).not.toHaveBeenCalled();
+    const none = createDebugMode();
+    expect(() => (none.set(true), none.use(fn))).not.toThrow();
+  });
+});
