@@ -1,11 +1,14 @@
 #!/usr/bin/env node
-// `npm run bench`: svc-analytics next to Segment's @segment/analytics-next, in one run, in headless Chromium,
-// everything on 127.0.0.1. Prints a table and writes bench/RESULTS.md; the raw data of the run goes to
-// bench/.tmp/last-run.json. Needs `npm run build` first (dist/). Not part of `npm test`.
+// `npm run bench`: svc-analytics next to Segment's @segment/analytics-next and Customer.io's own current SDK,
+// @customerio/cdp-analytics-browser, in one run, in headless Chromium, everything on 127.0.0.1. Prints a table and
+// writes bench/RESULTS.md; the raw data of the run goes to bench/.tmp/last-run.json, the CPU profile of our
+// track() calls to bench/.tmp/track-profile.cpuprofile (opens in Chrome DevTools' Performance panel). Needs
+// `npm run build` first (dist/). Not part of `npm test`.
 //
 // Environment: CHROMIUM_PATH (else /usr/bin/chromium, else Playwright's own), BENCH_RUNS (TTFE runs, default 7),
-// BENCH_TRACK_RUNS (1,000-track runs, default 3), BENCH_UNLOAD_RUNS (default 3), BENCH_NO_WRITE=1 (don't write
-// RESULTS.md).
+// BENCH_TRACK_RUNS (1,000-track runs, default 3), BENCH_UNLOAD_RUNS (default 3), BENCH_PROFILE=0 (skip the CPU
+// profile), BENCH_NO_WRITE=1 (don't write RESULTS.md), BENCH_REPORT_ONLY=1 (measure nothing: write RESULTS.md again
+// from bench/.tmp/last-run.json, after a change to the report's code).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,7 +16,8 @@ import zlib from 'node:zlib';
 import { execFileSync } from 'node:child_process';
 import { chromium } from '@playwright/test';
 import { executablePath, args as CHROMIUM_ARGS } from '../scripts/chromium.mjs';
-import { startAll, nowMs, ROOT, BENCH, TMP, DIST, DIST_SNAP, DIST_FILES, SEGMENT_UMD, segmentSnippet, ourSnippet, snapshotDist, hashFiles } from './servers.mjs';
+import { startAll, nowMs, ROOT, BENCH, TMP, DIST, DIST_SNAP, DIST_FILES, DIST_MAP, SEGMENT_UMD, CIO_UMD, CIO_SNIPPET_VERSION, segmentSnippet, cioSnippet, ourSnippet, snapshotDist, hashFiles } from './servers.mjs';
+import { analyzeProfile } from './profile.mjs';
 
 const TTFE_RUNS = intEnv('BENCH_RUNS', 7);
 const TRACK_RUNS = intEnv('BENCH_TRACK_RUNS', 3);
@@ -28,11 +32,22 @@ const WAIT_ALL_MS = 60000; // bound on waiting for 1,000 events
 const WAIT_UNLOAD_MS = 5000; // how long delivery after page exit may take
 const READY_MS = 20000;
 const SETTLE_MS = 500; // idle time after ready, before a measurement starts
+const PROFILE = process.env.BENCH_PROFILE !== '0';
+// track() calls in the profiled loop: 4,000 of ~1,110 bytes stay under our default queue.maxBytes (5,000,000), so none
+// is refused (5,000 would be: the profile would partly be of the queue_full path).
+const PROFILE_N = 4000;
+const PROFILE_INTERVAL_US = 50; // sampling interval of the CPU profile
+const PROFILE_TOP = 12; // entries listed in RESULTS.md
 
+/** `global`: the window property the library's snippet and bundle use. `short`: its name in tables. */
 const LIBS = [
-  { id: 'ours', name: 'svc-analytics', page: 'ours' },
-  { id: 'segment', name: '@segment/analytics-next', page: 'segment' },
+  { id: 'ours', name: 'svc-analytics', short: 'svc-analytics', page: 'ours', global: 'analytics' },
+  { id: 'segment', name: '@segment/analytics-next', short: 'analytics-next', page: 'segment', global: 'analytics' },
+  { id: 'cio', name: '@customerio/cdp-analytics-browser', short: 'Customer.io', page: 'cio', global: 'cioanalytics' },
 ];
+const PEERS = LIBS.filter((l) => l.id !== 'ours');
+/** Run i's order of the libraries: rotated each time, so that no library always goes first (or after another). */
+const orderFor = (i) => LIBS.map((_, k) => LIBS[(k + i) % LIBS.length]);
 
 
 function intEnv(name, def) {
@@ -89,9 +104,11 @@ function checkBuild() {
       process.exit(1);
     }
   }
-  if (!fs.existsSync(path.join(SEGMENT_UMD, 'standalone.js'))) {
-    console.error('bench: node_modules/@segment/analytics-next is missing; run `npm install`.');
-    process.exit(1);
+  for (const [dir, pkg] of [[SEGMENT_UMD, '@segment/analytics-next'], [CIO_UMD, '@customerio/cdp-analytics-browser']]) {
+    if (!fs.existsSync(path.join(dir, 'standalone.js'))) {
+      console.error(`bench: node_modules/${pkg} is missing; run \`npm install\`.`);
+      process.exit(1);
+    }
   }
   const stale = newestMtime(path.join(ROOT, 'src')) > fs.statSync(path.join(DIST, 'analytics.min.js')).mtimeMs;
   if (stale) log('warning: src/ is newer than dist/analytics.min.js; results are for the old build (run `npm run build`).');
@@ -138,7 +155,21 @@ function pkgVersion(rel) {
 
 // ---------------------------------------------------------------------------------------------------------------
 
+/** BENCH_REPORT_ONLY=1: RESULTS.md from the last run's raw data, with the same settings. */
+function reportOnly() {
+  const raw = JSON.parse(fs.readFileSync(path.join(TMP, 'last-run.json'), 'utf8'));
+  const now = { TTFE_RUNS, TRACK_RUNS, UNLOAD_RUNS, TRACK_N, UNLOAD_N, PROPS_BYTES, THROTTLE };
+  for (const [k, v] of Object.entries(now)) {
+    if (raw.config[k] !== v) throw new Error(`bench/.tmp/last-run.json was made with ${k}=${raw.config[k]}, not ${v}: set the same environment`);
+  }
+  const md = report(raw);
+  console.log(md.table);
+  fs.writeFileSync(path.join(BENCH, 'RESULTS.md'), md.full);
+  log('report in bench/RESULTS.md, from bench/.tmp/last-run.json');
+}
+
 async function main() {
+  if (process.env.BENCH_REPORT_ONLY) return reportOnly();
   const build = checkBuild();
   fs.mkdirSync(TMP, { recursive: true });
   const t0 = nowMs();
@@ -149,7 +180,13 @@ async function main() {
     const env = machine(browser.version());
     raw.machine = env;
     raw.git = gitDescribe();
-    raw.versions = { ours: pkgVersion('package.json'), segment: pkgVersion('node_modules/@segment/analytics-next/package.json'), segmentSnippet: pkgVersion('node_modules/@segment/snippet/package.json') };
+    raw.versions = {
+      ours: pkgVersion('package.json'),
+      segment: pkgVersion('node_modules/@segment/analytics-next/package.json'),
+      segmentSnippet: pkgVersion('node_modules/@segment/snippet/package.json'),
+      cio: pkgVersion('node_modules/@customerio/cdp-analytics-browser/package.json'),
+      cioSnippet: CIO_SNIPPET_VERSION,
+    };
     log(`Chromium ${env.chromium}, ${env.cpu} x${env.cores}, load ${env.loadavg}`);
 
     const clock = await clockOffset(browser, servers);
@@ -158,14 +195,20 @@ async function main() {
 
     for (const lib of LIBS) raw.libs[lib.id] = { ttfe: { 1: [], [THROTTLE]: [] }, track: [], unload: { navigate: [], 'navigate-same': [], close: [] } };
 
+    raw.phases = {};
+    let tPhase = nowMs();
+    const phase = (name) => {
+      raw.phases[name] = Math.round((nowMs() - tPhase) / 100) / 10;
+      log(`${name}: ${raw.phases[name]} s`);
+      tPhase = nowMs();
+    };
     // Warm-up (not recorded): first launch of each bundle, disk cache of the server.
     for (const lib of LIBS) await ttfeRun(browser, servers, lib, 1, clock, true);
 
-    // Time to first event, interleaved so that machine noise hits both libraries alike.
+    // Time to first event, interleaved so that machine noise hits all libraries alike.
     for (const rate of [1, THROTTLE]) {
       for (let i = 0; i < TTFE_RUNS; i++) {
-        const order = i % 2 ? [...LIBS].reverse() : LIBS;
-        for (const lib of order) {
+        for (const lib of orderFor(i)) {
           const r = await ttfeRun(browser, servers, lib, rate, clock, false, i === 0);
           raw.libs[lib.id].ttfe[rate].push(r);
           log(`ttfe ${lib.id} x${rate} #${i + 1}: ${r.ttfe?.toFixed(1)} ms${r.error ? ' ERROR ' + r.error : ''}`);
@@ -173,24 +216,32 @@ async function main() {
       }
     }
 
+    phase('time to first event');
     for (let i = 0; i < TRACK_RUNS; i++) {
-      const order = i % 2 ? [...LIBS].reverse() : LIBS;
-      for (const lib of order) {
+      for (const lib of orderFor(i)) {
         const r = await trackRun(browser, servers, lib, clock);
         raw.libs[lib.id].track.push(r);
         log(`track ${lib.id} #${i + 1}: loop ${r.loopMs?.toFixed(2)} ms, busy ${r.taskMs?.toFixed(1)} ms, ${r.posts} POSTs, ${r.distinct}/${TRACK_N} delivered${r.error ? ' ERROR ' + r.error : ''}`);
       }
     }
 
+    phase('1,000 tracks');
     for (const mode of ['navigate', 'navigate-same', 'close']) {
       for (let i = 0; i < UNLOAD_RUNS; i++) {
-        const order = i % 2 ? [...LIBS].reverse() : LIBS;
-        for (const lib of order) {
+        for (const lib of orderFor(i)) {
           const r = await unloadRun(browser, servers, lib, mode, i);
           raw.libs[lib.id].unload[mode].push(r);
           log(`unload ${mode} ${lib.id} #${i + 1}: ${r.delivered}/${UNLOAD_N}${r.error ? ' ERROR ' + r.error : ''}`);
         }
       }
+    }
+
+    phase('page exit');
+    if (PROFILE) {
+      raw.profile = await profileRun(browser, servers, LIBS[0]);
+      const p = raw.profile;
+      log(`profile ours: ${PROFILE_N} calls, loop ${p.loopMs?.toFixed(1)} ms under the profiler, ${p.analysis?.windowSamples ?? 0} samples in the loop, ${p.distinct}/${PROFILE_N} delivered${p.error ? ' ERROR ' + p.error : ''}`);
+      phase('profile');
     }
 
     raw.bytes = await byteSizes(raw);
@@ -237,9 +288,9 @@ async function newPage(browser, rate) {
   return { ctx, page, cdp };
 }
 
-async function waitReady(page) {
-  await page.waitForFunction(() => window.analytics && window.analytics.initialized === true, null, { timeout: READY_MS });
-  await page.evaluate(() => new Promise((resolve) => window.analytics.ready(() => resolve())));
+async function waitReady(page, lib) {
+  await page.waitForFunction((g) => window[g] && window[g].initialized === true, lib.global, { timeout: READY_MS });
+  await page.evaluate((g) => new Promise((resolve) => window[g].ready(() => resolve())), lib.global);
 }
 
 /** A CPU-bound loop timed in the page: how much the throttling really slows the page down. */
@@ -323,20 +374,20 @@ async function trackRun(browser, servers, lib, clock) {
   const out = {};
   try {
     await page.goto(`${servers.site.url}/${lib.page}.html`);
-    await waitReady(page);
+    await waitReady(page, lib);
     await page.evaluate(`window.__props = (${propsSource().toString()})(${TRACK_N}, ${PROPS_BYTES})`);
     await sleep(SETTLE_MS);
     servers.reset();
     await cdp.send('Performance.enable', { timeDomain: 'threadTicks' }).catch(() => cdp.send('Performance.enable'));
     const m0 = await metricsMap(cdp);
-    const { loopMs, startEpoch } = await page.evaluate((n) => {
+    const { loopMs, startEpoch } = await page.evaluate(([n, g]) => {
       const P = window.__props;
-      const a = window.analytics;
+      const a = window[g];
       const startEpoch = performance.timeOrigin + performance.now();
       const t0 = performance.now();
       for (let i = 0; i < n; i++) a.track('Bench Event', P[i]);
       return { loopMs: performance.now() - t0, startEpoch };
-    }, TRACK_N);
+    }, [TRACK_N, lib.global]);
     out.loopMs = loopMs;
     const seen = () => new Set(servers.collector.state.messages.filter((m) => m.event === 'Bench Event').map((m) => m.messageId)).size;
     const done = await until(() => seen() >= TRACK_N, WAIT_ALL_MS, 5);
@@ -377,6 +428,52 @@ async function trackRun(browser, servers, lib, clock) {
 }
 
 /**
+ * A CPU profile of our track() calls (CDP Profiler, sampling every PROFILE_INTERVAL_US µs): PROFILE_N calls after
+ * ready and SETTLE_MS of idle, in one synchronous loop inside a named function, so that the samples taken while
+ * it ran can be told apart. The raw profile goes to bench/.tmp/track-profile.cpuprofile.
+ */
+async function profileRun(browser, servers, lib) {
+  const { ctx, page, cdp } = await newPage(browser, 1);
+  const out = { calls: PROFILE_N, intervalUs: PROFILE_INTERVAL_US };
+  try {
+    await page.goto(`${servers.site.url}/${lib.page}.html`);
+    await waitReady(page, lib);
+    await page.evaluate(`window.__props = (${propsSource().toString()})(${PROFILE_N}, ${PROPS_BYTES})`);
+    // Named, so that the profile shows which samples are the loop's (see profile.mjs).
+    await page.evaluate(`window.__benchTrackLoop = function benchTrackLoop(n, g) {
+      var P = window.__props, a = window[g], t0 = performance.now();
+      for (var i = 0; i < n; i++) a.track('Bench Event', P[i]);
+      return performance.now() - t0;
+    }; 1`);
+    await sleep(SETTLE_MS);
+    servers.reset();
+    await cdp.send('Profiler.enable');
+    await cdp.send('Profiler.setSamplingInterval', { interval: PROFILE_INTERVAL_US });
+    await cdp.send('Profiler.start');
+    out.loopMs = await page.evaluate(([n, g]) => window.__benchTrackLoop(n, g), [PROFILE_N, lib.global]);
+    const { profile } = await cdp.send('Profiler.stop');
+    await cdp.send('Profiler.disable').catch(() => {});
+    fs.writeFileSync(path.join(TMP, 'track-profile.cpuprofile'), JSON.stringify(profile));
+    const bundle = fs.readFileSync(path.join(DIST_SNAP, 'analytics.min.js'), 'utf8');
+    const mapFile = path.join(DIST_SNAP, DIST_MAP);
+    const map = fs.existsSync(mapFile) ? JSON.parse(fs.readFileSync(mapFile, 'utf8')) : null;
+    out.sourceMap = !!map;
+    out.analysis = analyzeProfile(profile, { loopFunction: 'benchTrackLoop', bundleUrlEnd: '/dist/analytics.min.js', bundle, map, top: PROFILE_TOP });
+    // The calls must still have been accepted and delivered (a profile of refused calls would be of the wrong path).
+    const seen = () => new Set(servers.collector.state.messages.filter((m) => m.event === 'Bench Event').map((m) => m.messageId)).size;
+    await until(() => seen() >= PROFILE_N, WAIT_ALL_MS, 10);
+    out.distinct = seen();
+    return out;
+  } catch (err) {
+    out.error = String(err && err.message || err);
+    return out;
+  } finally {
+    await cdp.detach().catch(() => {});
+    await ctx.close().catch(() => {});
+  }
+}
+
+/**
  * 20 track calls, then at once `location.href = other page` (navigate: a page without analytics;
  * navigate-same: the same library's page again, which may send what the first page persisted) or `page.close()`.
  */
@@ -386,10 +483,10 @@ async function unloadRun(browser, servers, lib, mode, i) {
   const out = { tag };
   try {
     await page.goto(`${servers.site.url}/${lib.page}.html`);
-    await waitReady(page);
+    await waitReady(page, lib);
     await sleep(SETTLE_MS);
     servers.reset();
-    const calls = `(function(){ for (var i = 0; i < ${UNLOAD_N}; i++) window.analytics.track('Unload Event', { tag: ${JSON.stringify(tag)}, i: i }); })()`;
+    const calls = `(function(){ for (var i = 0; i < ${UNLOAD_N}; i++) window[${JSON.stringify(lib.global)}].track('Unload Event', { tag: ${JSON.stringify(tag)}, i: i }); })()`;
     if (mode === 'navigate' || mode === 'navigate-same') {
       const next = mode === 'navigate' ? '/other.html' : `/${lib.page}.html?after=1`;
       await page.evaluate(`${calls}; location.href = ${JSON.stringify(next)}; 1`).catch(() => {});
@@ -419,11 +516,15 @@ async function unloadRun(browser, servers, lib, mode, i) {
 /** Bytes a page loads before the first event leaves, from the requests observed in the first measured run. */
 async function byteSizes(raw) {
   const out = {};
-  const ourStandard = await ourSnippet({ writeKey: 'YOUR_WRITE_KEY' });
-  const segStandard = segmentSnippetFixture();
+  const standard = {
+    ours: await ourSnippet({ writeKey: 'YOUR_WRITE_KEY' }),
+    segment: segmentSnippetFixture(),
+    cio: cioSnippet({ writeKey: 'YOUR_WRITE_KEY' }),
+  };
   const snippetStub = {
     ours: sizes(fs.readFileSync(path.join(DIST_SNAP, 'snippet.min.js'))),
     segment: sizes(segmentSnippet({ apiKey: 'YOUR_WRITE_KEY', load: false, page: false })),
+    cio: sizes(cioSnippet({ writeKey: 'YOUR_WRITE_KEY', load: false, page: false })),
   };
   for (const lib of LIBS) {
     const run = raw.libs[lib.id].ttfe[1].find((r) => r.requestsBefore && r.requestsBefore.every((q) => q.body));
@@ -434,7 +535,7 @@ async function byteSizes(raw) {
     const js = run.requestsBefore.filter((q) => q.type === 'script');
     const settings = run.requestsBefore.filter((q) => q.url.startsWith('/v1/projects/'));
     const other = run.requestsBefore.filter((q) => !js.includes(q) && !settings.includes(q));
-    const snippet = sizes(lib.id === 'ours' ? ourStandard : segStandard);
+    const snippet = sizes(standard[lib.id]);
     const jsSizes = js.map((q) => ({ url: q.url, status: q.status, ...sizes(q.body) }));
     const jsTotal = addSizes(...jsSizes);
     const settingsSizes = addSizes(...settings.map((q) => sizes(q.body)));
@@ -503,111 +604,249 @@ function summarize(raw, id) {
     cls, clsSum: cls.reduce((a, b) => a + b, 0),
     // Messages received more than once (same event of the run), per exit test.
     duplicates: Object.entries(L.unload).map(([mode, rs]) => `${mode} ${rs.reduce((a, r) => a + Math.max(0, (r.received ?? 0) - (r.delivered ?? 0)), 0)}`).join(', '),
+    trackDuplicates: tr.reduce((a, r) => a + Math.max(0, (r.messagesReceived ?? 0) - (r.distinct ?? 0)), 0),
+    // Requests a page made anywhere but 127.0.0.1 (none expected: that would be a real CDN or API the bench missed).
+    offHost: [...new Set([...L.ttfe[1], ...L.ttfe[THROTTLE]].flatMap((r) => r.allPageRequests || []).filter((q) => !/^\S+ \S+ (http:\/\/127\.0\.0\.1[:/]|data:)/.test(q)))],
     errors: [...L.ttfe[1], ...L.ttfe[THROTTLE], ...L.track, ...L.unload.navigate, ...L.unload['navigate-same'], ...L.unload.close].filter((r) => r.error).map((r) => r.error),
   };
 }
 
+const GOAL_US_PER_CALL = 10;
+const GOAL_BUSY_MS = 100;
+const GOAL_BROTLI = 7000;
+const AIM_BROTLI = 6000;
+
+/** The peer with the lowest finite value of `f(summary, bytes)`: `{ lib, value }`, or null. */
+function bestPeer(sums, bytes, f) {
+  let best = null;
+  for (const lib of PEERS) {
+    const v = f(sums[lib.id], bytes[lib.id] || {});
+    if (Number.isFinite(v) && (!best || v < best.value)) best = { lib, value: v };
+  }
+  return best;
+}
+
+const pctOver = (a, b) => `${Math.round((100 * (a - b)) / b)}%`;
+/** "met" or "missed by …" for a value that must stay at or under `goal`. */
+function goalStatus(value, goal, unit, fmt) {
+  if (!Number.isFinite(value)) return 'n/a';
+  return value <= goal ? `met (${fmt(goal - value)} ${unit} under)` : `**missed** by ${fmt(value - goal)} ${unit} (${ratio(value, goal)}x the goal)`;
+}
+
+/** The four goals of issue 8: ours against the best of the two peers, row by row. */
+function summaryRows(raw, sums) {
+  const o = sums.ours;
+  const bytes = raw.bytes;
+  const rows = [];
+
+  const b1 = bestPeer(sums, bytes, (x) => x.ttfe1);
+  const b4 = bestPeer(sums, bytes, (x) => x.ttfe4);
+  let peer = 'n/a', status = 'n/a';
+  if (b1 && b4) {
+    peer = b1.lib === b4.lib ? `${b1.lib.short}: ${fmt1(b1.value)} / ${fmt1(b4.value)}` : `${b1.lib.short} ${fmt1(b1.value)} / ${b4.lib.short} ${fmt1(b4.value)}`;
+    if (Number.isFinite(o.ttfe1) && Number.isFinite(o.ttfe4)) {
+      const miss = [];
+      for (const [rate, ours, best] of [['1x', o.ttfe1, b1], [`${THROTTLE}x`, o.ttfe4, b4]]) {
+        if (ours > best.value) miss.push(`at ${rate} by ${fmt1(ours - best.value)} ms (+${pctOver(ours, best.value)})`);
+      }
+      status = miss.length ? `**missed** ${miss.join(', ')}` : `met (${fmt1(b1.value - o.ttfe1)} / ${fmt1(b4.value - o.ttfe4)} ms earlier)`;
+    }
+  }
+  rows.push([`navigation to the first event at the API, 1x / ${THROTTLE}x CPU (ms, median of ${TTFE_RUNS})`, `${fmt1(o.ttfe1)} / ${fmt1(o.ttfe4)}`, peer, `${ratio(o.ttfe1, b1?.value)} / ${ratio(o.ttfe4, b4?.value)}`, 'no later than the best peer', status]);
+
+  const us = (x) => (x.loopMs * 1000) / TRACK_N;
+  const bu = bestPeer(sums, bytes, us);
+  rows.push(['synchronous cost of one `track()` after ready (µs)', fmt1(us(o)), bu ? `${bu.lib.short}: ${fmt1(bu.value)}` : 'n/a', ratio(us(o), bu?.value), `at most ${GOAL_US_PER_CALL} µs`, goalStatus(us(o), GOAL_US_PER_CALL, 'µs', fmt1)]);
+
+  const bb = bestPeer(sums, bytes, (x) => x.taskMs);
+  rows.push([`main thread for ${fmtInt(TRACK_N)} tracks, until delivered (ms)`, fmt1(o.taskMs), bb ? `${bb.lib.short}: ${fmt1(bb.value)}` : 'n/a', ratio(o.taskMs, bb?.value), `at most ${GOAL_BUSY_MS} ms`, goalStatus(o.taskMs, GOAL_BUSY_MS, 'ms', fmt1)]);
+
+  const br = (x, b) => b.jsTotal?.brotli;
+  const ours = bytes.ours?.jsTotal?.brotli;
+  const bz = bestPeer(sums, bytes, br);
+  let zs = goalStatus(ours, GOAL_BROTLI, 'B', fmtInt);
+  if (Number.isFinite(ours)) zs += ours <= AIM_BROTLI ? `; the ${fmtInt(AIM_BROTLI)} B aim met` : `; the ${fmtInt(AIM_BROTLI)} B aim missed by ${fmtInt(ours - AIM_BROTLI)} B`;
+  rows.push(['bundle, brotli (bytes): the JS fetched before the first event', fmtInt(ours), bz ? `${bz.lib.short}: ${fmtInt(bz.value)}` : 'n/a', ratio(ours, bz?.value), `at most ${fmtInt(GOAL_BROTLI)} B (${fmtInt(AIM_BROTLI)} B is the aim)`, zs]);
+  return rows;
+}
+
+const mdTable = (head, rows, align) =>
+  [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (align ? align[i] : i ? '---:' : '---')).join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+
+/** Inline code; in a table cell a `|` must be escaped even there, in prose it must not. */
+const codeCell = (s, inTable = true) => (s ? '`' + s.replace(/`/g, "'").replace(/\|/g, inTable ? '\\|' : '|').replace(/\s+/g, ' ') + '`' : '');
+
+/** The section on the CPU profile of our track() calls. */
+function profileSection(raw, o) {
+  const p = raw.profile;
+  if (!p) return '';
+  const a = p.analysis;
+  if (p.error || !a || !a.windowSamples) return `\n## Where a track() call's time goes\n\nThe CPU profile run failed: ${p.error || 'no sample fell in the loop'}.\n`;
+  const rows = a.entries.map((e, i) => [
+    String(i + 1),
+    e.original ? `${codeCell(e.original.name || e.name)} (${e.original.source}:${e.original.line})` : codeCell(e.name),
+    e.location || e.kind,
+    codeCell(e.code),
+    fmt1(e.selfPct),
+    fmt1(e.totalPct),
+  ]);
+  const table = mdTable(['#', 'function (minified name)', 'where (line:column)', 'code there', 'self %', 'total %'], rows, ['---:', '---', '---', '---', '---:', '---:']);
+  const g = a.groupsPct || {};
+  const perCall = (p.loopMs * 1000) / p.calls;
+  const natives = a.entries.filter((e) => e.kind === 'native').slice(0, 3).map((e) => codeCell(e.name, false)).join(', ');
+  const totals = (a.totals || []).map((e) => `${codeCell(e.name, false)} at ${e.location} ${fmt1(e.totalPct)}%`).join(', ');
+  return `
+## Where a track() call's time goes
+
+A CPU profile of svc-analytics alone: ${fmtInt(p.calls)} \`track()\` calls in one synchronous loop after \`ready\` and
+${SETTLE_MS} ms of idle (the same page, property objects and setup as the ${fmtInt(TRACK_N)}-track rows, ${p.calls / TRACK_N}x the calls),
+sampled by the CDP Profiler (\`Profiler.setSamplingInterval\` ${p.intervalUs} µs, \`Profiler.start\`/\`stop\` around the loop; it took a sample every
+${fmtInt((a.windowMs * 1000) / a.windowSamples)} µs on average: the profiler takes them no faster than this machine lets it).
+Under the profiler the loop took ${fmt1(p.loopMs)} ms, ${fmt1(perCall)} µs per call (${fmt1((o.loopMs * 1000) / TRACK_N)} µs in the summary, which times the first
+${fmtInt(TRACK_N)} calls of a page without a profiler; here more of the calls run warmed-up code, and the sampling costs some time of its own); ${fmtInt(a.windowSamples)} samples fell between the loop's first and last, all counted
+here, garbage collection included. Self % = the share of those samples taken in that function itself; total % = the
+share in which it was anywhere on the stack. Positions are 1-based line:column in \`dist/analytics.min.js\`, the function's
+start, with the code found there; ${a.sourceMap ? 'each is mapped back to its source file and name by `dist/analytics.min.js.map`.' : 'the build writes no source map (`dist/analytics.min.js.map` does not exist), so the names are the minified ones.'}
+${p.distinct === p.calls ? `All ${fmtInt(p.calls)} calls were delivered afterwards (none refused).` : `**Only** ${fmtInt(p.distinct)} of the ${fmtInt(p.calls)} calls were delivered afterwards (some were refused, so the profile is partly of that path).`} Raw profile: \`bench/.tmp/track-profile.cpuprofile\` (not committed; opens in
+Chrome DevTools' Performance panel).
+
+${table}
+
+By kind, self time: our bundle's code ${fmt1(g.bundle || 0)}%, the browser's built-ins (functions without a script position${natives ? `, here mostly ${natives}` : ''})
+${fmt1(g.native || 0)}%, V8 itself (\`(program)\`, \`(garbage collector)\`) ${fmt1(g.vm || 0)}%, the bench's loop
+${fmt1((g.loop || 0) + (g['other script'] || 0))}%. Our functions with the most total time: ${totals || 'n/a'}.
+`;
+}
+
 function report(raw) {
-  const o = summarize(raw, 'ours');
-  const s = summarize(raw, 'segment');
-  const bo = raw.bytes.ours || {};
-  const bs = raw.bytes.segment || {};
-  // Segment's standalone.js is served where its snippet asks for it, /analytics.js/v1/<key>/analytics.min.js.
-  const fileName = (u) => (u.startsWith('/analytics.js/v1/') ? 'standalone.js' : u.startsWith('/dist/') ? u.slice(1) : path.basename(u));
+  const sums = Object.fromEntries(LIBS.map((l) => [l.id, summarize(raw, l.id)]));
+  const o = sums.ours;
+  const B = (id) => raw.bytes[id] || {};
+  // Where each library's JS came from: ours from /dist/, the peers' standalone bundles from where their snippets load them.
+  const fileName = (u) => (u.startsWith('/analytics.js/v1/') || u.startsWith('/v1/analytics-js/snippet/') ? 'standalone.js' : u.startsWith('/dist/') ? u.slice(1) : path.basename(u));
   const files = (b) => (b.js || []).map((f) => fileName(f.url)).join(' + ') || 'n/a';
   const runs = (xs) => `${xs.reduce((a, b) => a + b, 0)}/${xs.length * UNLOAD_N} (${xs.join(', ')})`;
+  const range = (m, r) => `${fmt1(m)} [${fmt1(r[0])}–${fmt1(r[1])}]`;
+  // Each row: label, a cell per library, and the ratio ours / peer for each peer.
+  const row = (label, cell, rat) => [label, ...LIBS.map((l) => cell(sums[l.id], B(l.id))), ...PEERS.map((l) => rat(o, B('ours'), sums[l.id], B(l.id)))];
   const rows = [
-    ['Snippet, minified (stub + `load` + `page`), bytes raw / gzip-9 / brotli-11', triple(bo.snippet), triple(bs.snippet), tripleRatio(bo.snippet, bs.snippet)],
-    ['  of which the stub alone (no `load`/`page` call)', triple(bo.snippetStub), triple(bs.snippetStub), tripleRatio(bo.snippetStub, bs.snippetStub)],
-    [`JS fetched before the first event leaves (${files(bo)} vs ${files(bs)})`, triple(bo.jsTotal), triple(bs.jsTotal), tripleRatio(bo.jsTotal, bs.jsTotal)],
-    ['Settings JSON fetched before the first event (analytics-next only)', bo.settingsFiles?.length ? triple(bo.settings) : 'none', bs.settingsFiles?.length ? triple(bs.settings) : 'none', '-'],
-    ['**Total before the first event** (snippet + JS + settings)', triple(bo.total), triple(bs.total), tripleRatio(bo.total, bs.total)],
-    ['Requests the page makes before the first event (besides the HTML)', fmtInt(bo.requestsBefore), fmtInt(bs.requestsBefore), ratio(bo.requestsBefore, bs.requestsBefore)],
-    [`Navigation start → first request at the collector, ms, median of ${o.ttfe1N}/${s.ttfe1N} [min–max]`, `${fmt1(o.ttfe1)} [${fmt1(o.ttfe1Range[0])}–${fmt1(o.ttfe1Range[1])}]`, `${fmt1(s.ttfe1)} [${fmt1(s.ttfe1Range[0])}–${fmt1(s.ttfe1Range[1])}]`, ratio(o.ttfe1, s.ttfe1)],
-    [`  same with ${THROTTLE}x CPU throttling`, `${fmt1(o.ttfe4)} [${fmt1(o.ttfe4Range[0])}–${fmt1(o.ttfe4Range[1])}]`, `${fmt1(s.ttfe4)} [${fmt1(s.ttfe4Range[0])}–${fmt1(s.ttfe4Range[1])}]`, ratio(o.ttfe4, s.ttfe4)],
-    [`${TRACK_N} \`track\` calls, synchronous main-thread ms (= µs per call), median of ${TRACK_RUNS}`, fmt2(o.loopMs), fmt2(s.loopMs), ratio(o.loopMs, s.loopMs)],
-    ['  main-thread busy until all are delivered, ms: TaskDuration (ScriptDuration)', `${fmt1(o.taskMs)} (${fmt1(o.scriptMs)})`, `${fmt1(s.taskMs)} (${fmt1(s.scriptMs)})`, `${ratio(o.taskMs, s.taskMs)} (${ratio(o.scriptMs, s.scriptMs)})`],
-    ['  wall time from the first call until the last batch arrived, ms', fmt1(o.deliveredMs), fmt1(s.deliveredMs), ratio(o.deliveredMs, s.deliveredMs)],
-    [`  HTTP POSTs for ${TRACK_N} events (+ CORS preflights) / lower bound ceil(message bytes / 500,000)`, `${fmtInt(o.posts)} (+${fmtInt(o.preflights)}) / ${fmtInt(o.lowerBound)}`, `${fmtInt(s.posts)} (+${fmtInt(s.preflights)}) / ${fmtInt(s.lowerBound)}`, ratio(o.posts, s.posts)],
-    ['  request body bytes on the wire (sum of message bytes)', `${fmtInt(o.bodyBytes)} (${fmtInt(o.messageBytes)})`, `${fmtInt(s.bodyBytes)} (${fmtInt(s.messageBytes)})`, `${ratio(o.bodyBytes, s.bodyBytes)} (${ratio(o.messageBytes, s.messageBytes)})`],
-    [`Delivered of ${UNLOAD_N} tracked right before \`location.href = \` a page without analytics, ${UNLOAD_RUNS} runs`, runs(o.nav), runs(s.nav), ratio(o.navSum, s.navSum)],
-    [`  same, but the next page loads the same library (which may send what the first page persisted)`, runs(o.same), runs(s.same), ratio(o.sameSum, s.sameSum)],
-    [`Delivered of ${UNLOAD_N} tracked right before \`page.close()\`, ${UNLOAD_RUNS} runs`, runs(o.cls), runs(s.cls), ratio(o.clsSum, s.clsSum)],
+    row('Snippet, minified (stub + `load` + `page`), bytes raw / gzip-9 / brotli-11', (s, b) => triple(b.snippet), (_, bo, __, b) => tripleRatio(bo.snippet, b.snippet)),
+    row('  of which the stub alone (no `load`/`page` call)', (s, b) => triple(b.snippetStub), (_, bo, __, b) => tripleRatio(bo.snippetStub, b.snippetStub)),
+    row(`JS fetched before the first event leaves (${LIBS.map((l) => files(B(l.id))).join(' / ')})`, (s, b) => triple(b.jsTotal), (_, bo, __, b) => tripleRatio(bo.jsTotal, b.jsTotal)),
+    row('Settings JSON fetched before the first event (the peers only)', (s, b) => (b.settingsFiles?.length ? triple(b.settings) : 'none'), () => '-'),
+    row('**Total before the first event** (snippet + JS + settings)', (s, b) => triple(b.total), (_, bo, __, b) => tripleRatio(bo.total, b.total)),
+    row('Requests the page makes before the first event (besides the HTML)', (s, b) => fmtInt(b.requestsBefore), (_, bo, __, b) => ratio(bo.requestsBefore, b.requestsBefore)),
+    row(`Navigation start → first request at the collector, ms, median of ${LIBS.map((l) => sums[l.id].ttfe1N).join('/')} [min–max]`, (s) => range(s.ttfe1, s.ttfe1Range), (x, _, s) => ratio(x.ttfe1, s.ttfe1)),
+    row(`  same with ${THROTTLE}x CPU throttling`, (s) => range(s.ttfe4, s.ttfe4Range), (x, _, s) => ratio(x.ttfe4, s.ttfe4)),
+    row(`${TRACK_N} \`track\` calls, synchronous main-thread ms (= µs per call), median of ${TRACK_RUNS}`, (s) => fmt2(s.loopMs), (x, _, s) => ratio(x.loopMs, s.loopMs)),
+    row('  main-thread busy until all are delivered, ms: TaskDuration (ScriptDuration)', (s) => `${fmt1(s.taskMs)} (${fmt1(s.scriptMs)})`, (x, _, s) => `${ratio(x.taskMs, s.taskMs)} (${ratio(x.scriptMs, s.scriptMs)})`),
+    row('  wall time from the first call until the last batch arrived, ms', (s) => fmt1(s.deliveredMs), (x, _, s) => ratio(x.deliveredMs, s.deliveredMs)),
+    row(`  HTTP POSTs for ${TRACK_N} events (+ CORS preflights) / lower bound ceil(message bytes / 500,000)`, (s) => `${fmtInt(s.posts)} (+${fmtInt(s.preflights)}) / ${fmtInt(s.lowerBound)}`, (x, _, s) => ratio(x.posts, s.posts)),
+    row('  request body bytes on the wire (sum of message bytes)', (s) => `${fmtInt(s.bodyBytes)} (${fmtInt(s.messageBytes)})`, (x, _, s) => `${ratio(x.bodyBytes, s.bodyBytes)} (${ratio(x.messageBytes, s.messageBytes)})`),
+    row(`Delivered of ${UNLOAD_N} tracked right before \`location.href = \` a page without analytics, ${UNLOAD_RUNS} runs`, (s) => runs(s.nav), (x, _, s) => ratio(x.navSum, s.navSum)),
+    row('  same, but the next page loads the same library (which may send what the first page persisted)', (s) => runs(s.same), (x, _, s) => ratio(x.sameSum, s.sameSum)),
+    row(`Delivered of ${UNLOAD_N} tracked right before \`page.close()\`, ${UNLOAD_RUNS} runs`, (s) => runs(s.cls), (x, _, s) => ratio(x.clsSum, s.clsSum)),
   ];
-  const head = ['Measure', `svc-analytics ${raw.versions.ours}`, `analytics-next ${raw.versions.segment}`, 'ours / theirs'];
-  const table = [
-    `| ${head.join(' | ')} |`,
-    `|${head.map((_, i) => (i ? '---:' : '---')).join('|')}|`,
-    ...rows.map((r) => `| ${r.join(' | ')} |`),
-  ].join('\n');
+  const vers = { ours: raw.versions.ours, segment: raw.versions.segment, cio: raw.versions.cio };
+  const head = ['Measure', ...LIBS.map((l) => `${l.short} ${vers[l.id]}`), ...PEERS.map((l) => `ours / ${l.short}`)];
+  const table = mdTable(head, rows);
+  const summary = mdTable(['Goal (issue 8)', 'svc-analytics', 'best peer', 'ours / best', 'goal', 'status'], summaryRows(raw, sums), ['---', '---:', '---:', '---:', '---', '---']);
   const m = raw.machine;
   const checks = [];
-  for (const [id, x] of [['svc-analytics', o], ['analytics-next', s]]) {
-    checks.push(`${id}: ${x.trackRuns} track runs delivered ${x.distinct.join(', ')} distinct messages of ${TRACK_N}; observed CPU slowdown under ${THROTTLE}x throttling ${fmt2(x.throttleObserved)}x (one ~50 ms loop per rate, noisy); duplicate deliveries in the exit tests (at-least-once re-sends): ${x.duplicates}` +
+  for (const l of LIBS) {
+    const x = sums[l.id];
+    checks.push(`${l.short}: ${x.trackRuns} track runs delivered ${x.distinct.join(', ')} distinct messages of ${TRACK_N} (${x.trackDuplicates} duplicates); observed CPU slowdown under ${THROTTLE}x throttling ${fmt2(x.throttleObserved)}x (one ~50 ms loop per rate, noisy); duplicate deliveries in the exit tests (at-least-once re-sends): ${x.duplicates}` +
+      `; requests to hosts other than 127.0.0.1: ${x.offHost.length ? x.offHost.join(', ') : 'none'}` +
       (x.errors.length ? `; errors: ${[...new Set(x.errors)].join('; ')}` : ''));
   }
-  for (const id of ['ours', 'segment']) {
-    const b = raw.bytes[id];
-    if (b && !b.sameRequestsEveryRun) checks.push(`${id}: the requests before the first event differed between runs: ${b.distinctRequestSets.join(' | ')}`);
+  for (const l of LIBS) {
+    const b = raw.bytes[l.id];
+    if (b && !b.sameRequestsEveryRun) checks.push(`${l.short}: the requests before the first event differed between runs: ${b.distinctRequestSets.join(' | ')}`);
   }
-  const full = `# Benchmark: svc-analytics vs @segment/analytics-next
+  const full = `# Benchmark: svc-analytics vs @segment/analytics-next and @customerio/cdp-analytics-browser
 
-Produced by \`npm run bench\` (\`node bench/run.mjs\`) on ${m.date}. Ratios are ours / theirs (below 1 means
-svc-analytics is smaller, faster or sends fewer requests; for delivery counts, above 1 means it delivered more).
+Produced by \`npm run bench\` (\`node bench/run.mjs\`) on ${m.date}. Customer.io's own current SDK,
+\`@customerio/cdp-analytics-browser\` ${raw.versions.cio} (a fork of analytics-next), and Segment's analytics-next are the two peers.
+
+## Summary: the goals
+
+Ours against the better of the two peers on each row (lower is better on every row).
+
+${summary}
+
+## All measures
+
+Ratios are ours / that peer's (below 1 means svc-analytics is smaller, faster or sends fewer requests; for delivery
+counts, above 1 means it delivered more).
 
 ${table}
 
 Checks of this run: ${checks.join('. ')}.
-${raw.build.stale ? '\n**Warning:** src/ was newer than dist/ when this ran; run `npm run build` and re-run.\n' : ''}${raw.build.rebuiltDuringRun ? '\nNote: dist/ was rebuilt while this ran; every number is of the copy of dist/ taken at the start (build ' + raw.build.dist + ').\n' : ''}
+${raw.build.stale ? '\n**Warning:** src/ was newer than dist/ when this ran; run `npm run build` and re-run.\n' : ''}${raw.build.rebuiltDuringRun ? '\nNote: dist/ was rebuilt while this ran; every number is of the copy of dist/ taken at the start (build ' + raw.build.dist + ').\n' : ''}${profileSection(raw, o)}
 ## Machine
 
 - CPU: ${m.cpu}, ${m.cores} cores (load average ${m.loadavg} at start, ${m.loadavgEnd} at end)
 - Chromium ${m.chromium} (headless), Node ${m.node}, ${m.os}
 - svc-analytics at commit ${raw.git}, dist/ content hash ${raw.build.dist} (copied at the start of the run)
 - @segment/analytics-next ${raw.versions.segment} (standalone bundle \`dist/umd/standalone.js\`), Segment snippet from @segment/snippet ${raw.versions.segmentSnippet} (SNIPPET_VERSION 5.2.0)
-- Whole run: ${fmtInt(raw.elapsedS)} s
+- @customerio/cdp-analytics-browser ${raw.versions.cio} (standalone bundle \`dist/umd/standalone.js\`, its lazy chunks beside it), Customer.io's snippet as its JavaScript source publishes it (SNIPPET_VERSION ${raw.versions.cioSnippet}), reproduced by \`bench/servers.mjs\`
+- Whole run: ${fmtInt(raw.elapsedS)} s (${Object.entries(raw.phases || {}).map(([k, v]) => `${k} ${fmtInt(v)} s`).join(', ')})
 
 ## Method and caveats
 
 Everything runs on 127.0.0.1: the project's collector (\`collector/server.mjs\`, any write key), a bench-only reverse
-proxy in front of it that both libraries send to (it aliases analytics-next's batch path \`/v1/b\` to \`/v1/batch\` and
-timestamps each request's arrival), and \`collector/static.mjs\` serving both pages, our \`dist/\`, and analytics-next's
-\`dist/umd\` folder, so both load from the same local origin, cross-origin to the API, uncompressed and uncached
-(\`Cache-Control: no-store\`; gzip and brotli sizes are computed offline per file, gzip level 9, brotli quality 11).
-Each page inlines its library's own snippet generator output: ours from \`svc-analytics/snippet\` with
-\`cdnUrl: '/dist/analytics.min.js'\` and \`apiHost\` set; Segment's standard v5 snippet (\`@segment/snippet\` \`min()\`,
-generated at run time) with \`useHostForBundles\` so \`analytics._cdn\` points at the local site (\`https\` rewritten
-to \`http\`). analytics-next gets CDN settings from \`bench/site/segment-settings.json\` (served at
-\`/v1/projects/<key>/settings\`) with only the Segment.io destination, \`apiHost\` = the local API, \`protocol: 'http'\`,
-batching on with size 20 / timeout 1000 ms (our defaults are flushAt 20 / flushInterval 1000 ms), and remote metrics
-off (\`sampleRate: 0\`, a real workspace usually samples some); the snippet-row byte counts use the unmodified standard
-snippets with a placeholder key. Byte counts are of the JS and JSON requests the page actually made before its first
-POST to the API, in the first measured unthrottled run (the check above says whether every run made the same ones);
-with these settings analytics-next loads no lazy chunk, and a real workspace with destinations, routing rules or
-middleware makes it load more (ajs-destination, tsub-middleware, remoteMiddleware chunks, each integration's own
-code). Time to first event: a fresh browser context per run, \`page.goto\` of a page whose snippet calls \`page()\`, and
-the arrival at the proxy of the first POST minus the page's \`performance.timeOrigin\` (clocks aligned by a measured
-offset of ${fmt2(raw.clock.offset)} ms); both libraries wait for their 1 s flush timer, so this is mostly load time plus
-the timer; CPU throttling is CDP \`Emulation.setCPUThrottlingRate\` on the fresh page (the observed slowdown of a
-fixed loop is in the checks). The ${TRACK_N} calls run after \`ready\` and ${SETTLE_MS} ms of idle, with prebuilt ~${PROPS_BYTES}-byte
-property objects, timed with \`performance.now()\` around the synchronous loop (the promises are not awaited); main-thread
-busy time is the CDP \`Performance.getMetrics\` TaskDuration/ScriptDuration delta (thread CPU time, \`timeDomain: 'threadTicks'\`) from just before the loop to the
-arrival of the last event, and includes the small cost of the CDP calls themselves. (A CPU profile taken while
-writing this bench put most of analytics-next's per-call time in the \`document.cookie\` getter, a synchronous IPC in
-Chromium, so that row depends on the machine's load more than the others; after the loop most of its time went to its
-batching dispatcher's size check, which runs \`encodeURI(JSON.stringify(buffer))\` over the whole buffer per event, and
-that is what stretches its delivery time.) Delivery on exit counts distinct
-events of the run that reached the collector within ${WAIT_UNLOAD_MS / 1000} s; for the main row the next page has no analytics library, so
-events a library persisted for a later page view count as lost; the row below it navigates to a page that loads the
-same library again, which may send them. analytics-next sends on exit only the events that already reached its
-Segment.io plugin; in our runs the others were neither sent nor left in localStorage, and how many are still in its
-asynchronous pipeline when the page goes away depends on the machine's speed, so that row moves between runs. Runs of the two
-libraries are interleaved so that machine noise falls on both; on a shared or busy machine the timings (not the
+proxy in front of it that all three libraries send to (it aliases the batch path \`/v1/b\` of analytics-next and of
+Customer.io's SDK to \`/v1/batch\` and timestamps each request's arrival), and \`collector/static.mjs\` serving the pages,
+our \`dist/\`, analytics-next's \`dist/umd\` folder and Customer.io's, so all load from the same local origin,
+cross-origin to the API, uncompressed and uncached (\`Cache-Control: no-store\`; gzip and brotli sizes are computed
+offline per file, gzip level 9, brotli quality 11). Each page inlines its library's own snippet: ours from
+\`svc-analytics/snippet\` with \`cdnUrl: '/dist/analytics.min.js'\` and \`apiHost\` set; Segment's standard v5 snippet
+(\`@segment/snippet\` \`min()\`, generated at run time) with \`useHostForBundles\` so \`analytics._cdn\` points at the local
+site (\`https\` rewritten to \`http\`); Customer.io's snippet (the global \`cioanalytics\`), which no npm package ships, so
+\`bench/servers.mjs\` writes an equivalent of the published one (SNIPPET_VERSION ${raw.versions.cioSnippet}: same stub methods, same
+\`load\`) with its CDN host \`https://cdp.customer.io\` replaced by the local site; it inserts
+\`<script async data-global-customerio-analytics-key="cioanalytics" src="/v1/analytics-js/snippet/<key>/analytics.min.js">\`,
+the URL from which the bundle also takes its CDN for its settings and chunks. analytics-next gets CDN settings from
+\`bench/site/segment-settings.json\` (served at \`/v1/projects/<key>/settings\`) with only the Segment.io destination;
+Customer.io's SDK gets them from \`bench/site/cio-settings.json\` (served at the same path under its own write key, where
+its code fetches them, \`{cdn}/v1/projects/<key>/settings\`) with only its Customer.io Data Pipelines destination. Both:
+\`apiHost\` = the local API, \`protocol: 'http'\`, the batching delivery strategy with size 20 / timeout 1000 ms (our
+defaults are flushAt 20 / flushInterval 1000 ms; Customer.io's dispatcher flushes at \`size\` events or \`timeout\` ms after
+the first, as analytics-next's does, and sends \`POST {apiHost}/b\` as \`text/plain\`, so no preflight), and remote metrics
+off (\`sampleRate: 0\`, a real workspace usually samples some). The batch paths were verified by watching the requests
+the pages made. The snippet-row byte counts use the standard snippets with a placeholder key (Customer.io's as
+reproduced here, so within a few bytes of the published one). Byte counts are of the JS and JSON requests the page
+actually made before its first POST to the API, in the first measured unthrottled run (the checks say whether every
+run made the same ones); with these settings neither peer loads a lazy chunk, and a real workspace with destinations,
+routing rules, middleware or Customer.io's in-app messaging makes them load more (ajs-destination, tsub-middleware,
+remoteMiddleware, inAppPlugin chunks, each integration's own code). Time to first event: a fresh browser context per
+run, \`page.goto\` of a page whose snippet calls \`page()\`, and the arrival at the proxy of the first POST minus the page's
+\`performance.timeOrigin\` (clocks aligned by a measured offset of ${fmt2(raw.clock.offset)} ms); both peers wait for their 1 s
+batching timeout, so theirs is mostly load time plus the timer; ${o.ttfe1 < 1000 ? 'ours, in this build, sent its lone first message without waiting for its 1 s flush interval (median under 1,000 ms), so that row compares load time with load time plus the timer' : 'ours waits for its 1 s flush interval too'}; CPU throttling is CDP \`Emulation.setCPUThrottlingRate\` on
+the fresh page (the observed slowdown of a fixed loop is in the checks). The ${TRACK_N} calls run after \`ready\` and
+${SETTLE_MS} ms of idle, with prebuilt ~${PROPS_BYTES}-byte property objects, timed with \`performance.now()\` around the synchronous
+loop (the promises are not awaited); main-thread busy time is the CDP \`Performance.getMetrics\` TaskDuration/ScriptDuration
+delta (thread CPU time, \`timeDomain: 'threadTicks'\`) from just before the loop to the arrival of the last event, and
+includes the small cost of the CDP calls themselves (ScriptDuration seems to leave out the loop itself, which runs from
+a CDP \`Runtime.evaluate\`: it can be below the synchronous loop's time, and mostly counts what ran afterwards in the
+page's own tasks). (A CPU profile taken while writing this bench put most of
+analytics-next's per-call time in the \`document.cookie\` getter, a synchronous IPC in Chromium, so that row depends on
+the machine's load more than the others; after the loop most of its time went to its batching dispatcher's size check,
+which runs \`encodeURI(JSON.stringify(buffer))\` over the whole buffer per event, and that is what stretches its delivery
+time. Customer.io's fork has the older form of that dispatcher, \`src/plugins/customerio/batched-dispatcher.ts\`: the same size
+check, but it sends as soon as 20 events wait, so the check never runs over more than 20, at the price of one POST per
+20 events.)
+Delivery on exit counts distinct events of the run that reached the collector within ${WAIT_UNLOAD_MS / 1000} s; for the main row the
+next page has no analytics library, so events a library persisted for a later page view count as lost; the row below
+it navigates to a page that loads the same library again, which may send them. The peers send on exit only the events
+that already reached their destination plugin; how many are still in their asynchronous pipeline when the page goes
+away depends on the machine's speed, so those rows move between runs. Runs of the three libraries are interleaved,
+their order rotated run by run, so that machine noise falls on all; on a shared or busy machine the timings (not the
 byte, request or delivery counts) move a lot between runs, and medians of ${TTFE_RUNS} are still rough.
 Not measured: real network latency and TLS, HTTP compression on the wire, caching across page views, memory use,
 and other browsers than Chromium.
 `;
-  return { table, full };
+  return { table: `${summary}\n\n${table}`, full };
 }
 
 main().catch((err) => {

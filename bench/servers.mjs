@@ -1,12 +1,18 @@
 // Bench-only servers, all on 127.0.0.1:
 //  - the project's collector (collector/server.mjs, any write key);
-//  - an API front (a plain reverse proxy) that both libraries send to. It records the arrival time of every
-//    request and aliases analytics-next's batch path `/v1/b` to the collector's `/v1/batch`; everything else
-//    passes through unchanged, so both libraries pay the same extra hop;
+//  - an API front (a plain reverse proxy) that all three libraries send to. It records the arrival time of every
+//    request and aliases the batch path `/v1/b` of analytics-next and of Customer.io's SDK (both send
+//    `POST {apiHost}/b`, apiHost ending in /v1) to the collector's `/v1/batch`; everything else passes through
+//    unchanged, so every library pays the same extra hop;
 //  - the site (collector/static.mjs) serving generated pages from bench/.tmp/site, our dist/ under /dist/, and
 //    analytics-next's UMD folder under /analytics-next/bundles/ (where its standalone bundle loads chunks from).
 //    Its CDN settings JSON is rendered from bench/site/segment-settings.json into
 //    bench/.tmp/site/v1/projects/<writeKey>/settings, the path analytics-next fetches it from.
+//    The site also plays Customer.io's CDN (cdp.customer.io): its standalone bundle at
+//    /v1/analytics-js/snippet/<key>/analytics.min.js (the URL its snippet loads), its lazy chunks under
+//    /v1/analytics-js/ (its webpack public path, `{cdn}/v1/analytics-js/`), and its settings, rendered from
+//    bench/site/cio-settings.json, at /v1/projects/<key>/settings (`{cdn}/v1/projects/<key>/settings`). It uses
+//    its own write key so that its settings and analytics-next's don't share a path.
 import http from 'node:http';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -25,14 +31,23 @@ export const DIST = path.join(ROOT, 'dist');
 /** The dist/ files the bench uses, copied at the start: a rebuild during the run (npm test elsewhere) can't mix builds. */
 export const DIST_SNAP = path.join(TMP, 'dist');
 export const DIST_FILES = ['analytics.min.js', 'snippet.min.js', 'snippet-gen.mjs'];
+/** Copied too when the build made it (not part of the content hash): the profile maps positions back with it. */
+export const DIST_MAP = 'analytics.min.js.map';
 export const SEGMENT_UMD = path.join(ROOT, 'node_modules/@segment/analytics-next/dist/umd');
 export const WRITE_KEY = 'benchkey';
+export const CIO_PKG = path.join(ROOT, 'node_modules/@customerio/cdp-analytics-browser');
+export const CIO_UMD = path.join(CIO_PKG, 'dist/umd');
+/** Customer.io's SDK gets its own key: its settings URL has the same shape as analytics-next's. */
+export const CIO_WRITE_KEY = 'benchkeycio';
+/** SNIPPET_VERSION of the Customer.io snippet this bench reproduces (see cioSnippet). */
+export const CIO_SNIPPET_VERSION = '4.15.3';
 
 /** Copies DIST_FILES to DIST_SNAP; returns a short hash of their contents. */
 export function snapshotDist() {
   fs.rmSync(DIST_SNAP, { recursive: true, force: true });
   fs.mkdirSync(DIST_SNAP, { recursive: true });
   for (const f of DIST_FILES) fs.copyFileSync(path.join(DIST, f), path.join(DIST_SNAP, f));
+  if (fs.existsSync(path.join(DIST, DIST_MAP))) fs.copyFileSync(path.join(DIST, DIST_MAP), path.join(DIST_SNAP, DIST_MAP));
   return hashFiles(DIST_SNAP);
 }
 
@@ -96,6 +111,34 @@ export function segmentSnippet(opts) {
   return require('@segment/snippet').min(opts);
 }
 
+/**
+ * Customer.io's JavaScript snippet (the one its Data Pipelines JavaScript source shows, SNIPPET_VERSION 4.15.3).
+ * No npm package ships it, so the bench writes an equivalent here, from what the standalone bundle reads
+ * (src/browser/standalone.ts, src/lib/parse-cdn.ts, src/core/buffer/snippet.ts of the package): a global array
+ * `cioanalytics` that records `[method, ...args]` calls, and a `load(key, options)` that inserts an async
+ * `<script data-global-customerio-analytics-key="cioanalytics" src="{cdn}/v1/analytics-js/snippet/{key}/analytics.min.js">`
+ * and keeps `_writeKey` and `_loadOptions`. The bundle takes the global's name from that attribute and its CDN
+ * (for its settings and chunks) from that URL. Same stub methods as Customer.io's published snippet.
+ */
+export function cioSnippet({ writeKey, cdn = 'https://cdp.customer.io', load = true, page = true }) {
+  const methods = ['trackSubmit', 'trackClick', 'trackLink', 'trackForm', 'pageview', 'identify', 'reset', 'group', 'track', 'ready', 'alias', 'debug', 'page', 'once', 'off', 'on', 'addSourceMiddleware', 'addIntegrationMiddleware', 'setAnonymousId', 'addDestinationMiddleware'];
+  return (
+    '!function(){var i="cioanalytics",analytics=(window[i]=window[i]||[]);' +
+    'if(!analytics.initialize)if(analytics.invoked)window.console&&console.error&&console.error("Snippet included twice.");' +
+    'else{analytics.invoked=!0;analytics.methods=' + JSON.stringify(methods) + ';' +
+    'analytics.factory=function(e){return function(){var t=Array.prototype.slice.call(arguments);t.unshift(e);analytics.push(t);return analytics}};' +
+    'for(var e=0;e<analytics.methods.length;e++){var key=analytics.methods[e];analytics[key]=analytics.factory(key)}' +
+    'analytics.load=function(key,e){var t=document.createElement("script");t.type="text/javascript";t.async=!0;' +
+    't.setAttribute("data-global-customerio-analytics-key",i);' +
+    't.src=' + JSON.stringify(cdn + '/v1/analytics-js/snippet/') + '+key+"/analytics.min.js";' +
+    'var n=document.getElementsByTagName("script")[0];n.parentNode.insertBefore(t,n);analytics._writeKey=key;analytics._loadOptions=e};' +
+    'analytics.SNIPPET_VERSION=' + JSON.stringify(CIO_SNIPPET_VERSION) + ';' +
+    (load ? 'analytics.load(' + JSON.stringify(writeKey) + ');' : '') +
+    (page ? 'analytics.page();' : '') +
+    '}}();'
+  );
+}
+
 /** Our snippet generator (dist/snippet-gen.mjs, built by `npm run build`). */
 export async function ourSnippet(opts) {
   const { snippet } = await import(path.join(DIST_SNAP, 'snippet-gen.mjs'));
@@ -127,11 +170,14 @@ async function renderSite({ siteUrl, apiUrl }) {
     const ours = await ourSnippet({ writeKey: WRITE_KEY, cdnUrl: '/dist/analytics.min.js', apiHost: apiUrl, page });
     // The current snippet sets analytics._cdn (useHostForBundles); it hard-codes https://, our local site is http.
     const seg = segmentSnippet({ apiKey: WRITE_KEY, host: siteHost, useHostForBundles: true, page, load: true }).replace(/https:\/\//g, 'http://');
+    const cio = cioSnippet({ writeKey: CIO_WRITE_KEY, cdn: siteUrl, page });
     const suffix = page ? '-page' : '';
     writeOut(`ours${suffix}.html`, render('ours.html', { SNIPPET: ours }));
     writeOut(`segment${suffix}.html`, render('segment.html', { SNIPPET: seg }));
+    writeOut(`cio${suffix}.html`, render('cio.html', { SNIPPET: cio }));
     snippets[`ours${suffix}`] = ours;
     snippets[`segment${suffix}`] = seg;
+    snippets[`cio${suffix}`] = cio;
   }
   writeOut('other.html', render('other.html', {}));
   writeOut('blank.html', render('blank.html', {}));
@@ -140,7 +186,15 @@ async function renderSite({ siteUrl, apiUrl }) {
   writeOut(`v1/projects/${WRITE_KEY}/settings`, settings);
   // The snippet loads {cdn}/analytics.js/v1/<key>/analytics.min.js: that file is the standalone bundle, byte for byte.
   writeOut(`analytics.js/v1/${WRITE_KEY}/analytics.min.js`, fs.readFileSync(path.join(SEGMENT_UMD, 'standalone.js')));
-  return { snippets, settings };
+  // Customer.io's CDN: settings, the standalone bundle where its snippet asks for it, the lazy chunks beside.
+  const cioSettings = render('cio-settings.json', { WRITE_KEY: CIO_WRITE_KEY, API_HOST: apiHostForSegment });
+  JSON.parse(cioSettings);
+  writeOut(`v1/projects/${CIO_WRITE_KEY}/settings`, cioSettings);
+  writeOut(`v1/analytics-js/snippet/${CIO_WRITE_KEY}/analytics.min.js`, fs.readFileSync(path.join(CIO_UMD, 'standalone.js')));
+  for (const f of fs.readdirSync(CIO_UMD)) {
+    if (f.endsWith('.js')) writeOut(`v1/analytics-js/${f}`, fs.readFileSync(path.join(CIO_UMD, f)));
+  }
+  return { snippets, settings, cioSettings };
 }
 
 /** Starts collector, API front and site; returns handles and a close(). */
