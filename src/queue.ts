@@ -1,7 +1,7 @@
 import { createStore, setMany, delMany, values, type UseStore } from 'idb-keyval';
 import type { Message } from './types';
 import { analyticsError } from './errors';
-import { stringify } from './validate';
+import { finishHandoffs } from './handoff';
 
 /** One queued message; records describe themselves so any tab (or the next page load) can send them. */
 export interface QueueRecord {
@@ -30,10 +30,6 @@ export const DEFAULT_BOUNDS: QueueBounds = { maxCount: 10000, maxBytes: 5000000,
 
 // Our own database, never idb-keyval's default, so a host page using idb-keyval is unaffected.
 const DB = 'svc-analytics';
-// Ids handed to the browser as the page went away: written synchronously, deleted from IndexedDB on the next load.
-const SENT_KEY = 'svc_sent';
-// Taken when the bundle runs (a page may replace JSON later).
-const parse = JSON.parse;
 
 /** What the queue tells its owner about. */
 export interface QueueEvents {
@@ -63,26 +59,10 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
   const persist = <T>(op: (s: UseStore) => Promise<T>): Promise<T | void> =>
     Promise.resolve()
       .then(() => store && op(store))
-      .catch((e) => {
+      .catch((error) => {
         store = undefined;
-        events.fallback(e);
+        events.fallback(error);
       });
-  const sentIds = (): string[] => {
-    try {
-      const ids = parse(localStorage.getItem(SENT_KEY) || '[]');
-      return Array.isArray(ids) ? ids : [];
-    } catch {
-      return [];
-    }
-  };
-  const setSent = (ids: string[]): boolean => {
-    try {
-      ids.length ? localStorage.setItem(SENT_KEY, stringify(ids)) : localStorage.removeItem(SENT_KEY);
-      return true;
-    } catch {
-      return false; // no localStorage
-    }
-  };
 
   let bytes = 0;
   // Other tabs' records seen orphaned, and when (see `adopt`).
@@ -90,29 +70,32 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
   // Records removed for good (delivered, refused, expired): a pending write must not bring them back.
   const removed = new WeakSet<QueueRecord>();
   // Writes records through to IndexedDB, all but those removed by the time the write runs.
-  const save = (list: QueueRecord[]) => persist((s) => setMany(list.filter((r) => !removed.has(r)).map((r) => [r.id, r]), s));
+  const save = (list: QueueRecord[]) =>
+    persist((idb) => setMany(list.filter((r) => !removed.has(r)).map((r) => [r.id, r]), idb));
   // This page's records with these ids, in order.
   const pick = (ids: string[]) => {
-    const set = new Set(ids);
-    return records.filter((r) => set.has(r.id));
+    const wanted = new Set(ids);
+    return records.filter((r) => wanted.has(r.id));
   };
   // Memory only: IndexedDB keeps them.
   const takeOut = (ids: string[]) => {
-    const out = pick(ids);
-    for (const r of out) {
+    const takenOut = pick(ids);
+    for (const r of takenOut) {
       records.splice(records.indexOf(r), 1);
       bytes -= r.bytes;
     }
-    return out;
+    return takenOut;
   };
   const putBack = (back: QueueRecord[]) => {
     records.push(...back);
     records.sort(byId);
     for (const r of back) bytes += r.bytes;
   };
+  // IndexedDB only.
+  const forget = (ids: string[]) => persist((idb) => delMany(ids, idb));
   const drop = (ids: string[]) => {
     for (const r of takeOut(ids)) removed.add(r);
-    return persist((s) => delMany(ids, s));
+    return forget(ids);
   };
 
   // Records are in id (call time) order, so expired ones are a prefix: cheap on every call.
@@ -159,58 +142,46 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
     remove: (ids: string[]) => (ids.length ? drop(ids) : Promise.resolve()),
 
     /**
-     * Counts a failed delivery of these records (of those still in this page's memory) and writes it through, so
-     * the tab or page load that adopts them next backs off from there. Returns the most attempts among them.
+     * Counts a failed delivery of these records (of those still in this page's memory) and, unless `write` is false,
+     * writes it through, so the tab or page load that adopts them next backs off from there. Returns the most
+     * attempts among them.
      */
-    failed(ids: string[]): number {
+    failed(ids: string[], write = true): number {
       const failing = pick(ids);
       const most = Math.max(0, ...failing.map((r) => ++r.attempts));
       // Not even an empty transaction when none is left (all handed to the browser at a page exit).
-      if (failing.length) save(failing);
+      if (write && failing.length) save(failing);
       return most;
     },
 
     /**
      * Takes records out of this page's memory before they are handed to the browser at page exit, so that a second
-     * exit on this page (Firefox fires `visibilitychange` after a `pagehide` it cut off) never sends them again. They
-     * stay in IndexedDB: if the hand-off is never confirmed, the next load sends them (at least once).
+     * exit on this page (Firefox fires `visibilitychange` after a `pagehide` it cut off, scripts/exit-closes.mjs) never
+     * sends them again. They stay in IndexedDB: if the hand-off is never confirmed, the next load sends them (at least
+     * once).
      */
     takeOut,
 
-    /** Puts back records the browser refused at page exit. */
+    /** Puts back records the browser refused at page exit, in id order. */
     putBack,
 
-    /** Notes synchronously that these ids were handed to the browser (the next load deletes them from the store). */
-    markSent(ids: string[]): boolean {
-      const noted = sentIds();
-      return setSent(noted.concat(ids.filter((id) => noted.indexOf(id) < 0)));
-    },
-
-    /** Takes the note back: this page lived to see the answer and handles the records itself. */
-    unmarkSent(ids: string[]) {
-      setSent(sentIds().filter((id) => ids.indexOf(id) < 0));
-    },
-
     /**
-     * Reads the shared store: finishes deletes noted at a page exit, drops expired records, and adopts the records
-     * whose owner `isOrphan` says is gone (this tab becomes their owner) once they were seen orphaned `graceMs`
-     * ago: the note of a page that just closed can reach this page late (Firefox: a localStorage write made as a tab
-     * closes shows in another page only some hundreds of ms later), and what it names must not be sent again.
+     * Reads the shared store: first finishes the page-exit hand-offs of earlier pages (`finishHandoffs`, handoff.ts:
+     * deletes what their note names), then drops expired records, and adopts the records whose owner `isOrphan` says
+     * is gone (this tab becomes their owner) once they were seen orphaned `graceMs` ago: the note of a page that just
+     * closed can reach this page late (Firefox: a localStorage write made as a tab closes shows in another page only
+     * some hundreds of ms later, measured by scripts/exit-closes.mjs), and what it names must not be sent again.
      * Resolves to `left`, the `queuedAt` of the oldest record left to other tabs, and `due`, when an orphan seen but
      * not yet adopted may be (0 when none): the caller looks again then.
      */
     async adopt(isOrphan: (r: QueueRecord) => boolean, graceMs = 0): Promise<{ left: number; due: number }> {
-      const sent = sentIds();
-      if (sent.length) {
-        await persist((s) => delMany(sent, s));
-        setSent([]);
-      }
-      const all = ((await persist((s) => values<QueueRecord>(s))) || []).filter((r) => r && r.id && r.message);
+      await finishHandoffs(forget);
+      const stored = ((await persist((idb) => values<QueueRecord>(idb))) || []).filter((r) => r && r.id && r.message);
       const now = Date.now();
       const mine = new Set(records.map((r) => r.id));
       // Only orphans: this tab's own records live in memory, which is authoritative. One of ours read here may be
       // one just delivered whose delete has not committed yet; taking it back would send it twice.
-      const others = all.filter((r) => !mine.has(r.id) && r.owner != owner);
+      const others = stored.filter((r) => !mine.has(r.id) && r.owner != owner);
       const orphans = others.filter(isOrphan);
       let due = Infinity;
       const adopted = orphans.filter((r) => {
@@ -219,7 +190,7 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
         due = Math.min(due, since + graceMs);
         return false;
       });
-      const left = others.filter((r) => !orphans.includes(r)).reduce((t, r) => Math.min(t, r.queuedAt), Infinity);
+      const left = others.filter((r) => !orphans.includes(r)).reduce((oldest, r) => Math.min(oldest, r.queuedAt), Infinity);
       if (adopted.length) {
         for (const r of adopted) r.owner = owner;
         putBack(adopted);
@@ -232,9 +203,9 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
     /** Keeps this tab's own records only (after a bfcache restore, another tab may have adopted some). */
     async reconcile(): Promise<void> {
       await writing;
-      const all = (await persist((s) => values<QueueRecord>(s))) as QueueRecord[] | undefined;
-      if (!all) return;
-      const mineInStore = new Set(all.filter((r) => r.owner == owner).map((r) => r.id));
+      const stored = (await persist((idb) => values<QueueRecord>(idb))) as QueueRecord[] | undefined;
+      if (!stored) return;
+      const mineInStore = new Set(stored.filter((r) => r.owner == owner).map((r) => r.id));
       takeOut(records.filter((r) => !mineInStore.has(r.id)).map((r) => r.id));
     },
   };

@@ -1,12 +1,13 @@
 import type { Queue, QueueRecord } from './queue';
 import type { Tabs } from './locks';
-import type { AnalyticsError, Message } from './types';
-import { planBatches, body, BODY_OVERHEAD } from './batch';
+import type { AnalyticsError } from './types';
+import type { Transport } from './transport';
+import type { ExitKind } from './lifecycle';
+import { planBatches, body } from './batch';
 import { classify, nextDelay } from './retry';
-import { KEEPALIVE_LIMIT, type Transport } from './transport';
 import { byteLength } from './validate';
 import { analyticsError } from './errors';
-import type { ExitKind } from './lifecycle';
+import { createHandoff } from './handoff';
 
 /** What the scheduler needs from the rest of the library. */
 export interface SchedulerDeps {
@@ -28,7 +29,8 @@ export interface SchedulerDeps {
  * `flushInterval` ms goes at once; otherwise a flush starts when `flushAt` messages wait or `flushInterval` ms after
  * the oldest was queued; it sends everything waiting in as few requests as the 500 KB limit allows, one
  * request at a time across all tabs. Failures back off (honouring Retry-After) with the messages kept in order;
- * a 4xx splits the batch until the one bad message is found and dropped.
+ * a 4xx splits the batch until the one bad message is found and dropped. At page exit it calls the hand-off
+ * (handoff.ts) with what it has in flight.
  */
 export function createScheduler(d: SchedulerDeps) {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -37,13 +39,9 @@ export function createScheduler(d: SchedulerDeps) {
   // When this page last sent a request: a message stored after a quiet spell goes out at once.
   let lastSent = -Infinity;
   let chain: Promise<void> = Promise.resolve();
-  // `pagehide` ran: this page sends nothing more until it is shown again (see `exit`).
-  let gone = false;
   // message id → whether its request was sent with keepalive (it survives page exit, so the exit beacon skips it)
   const inflight = new Map<string, boolean>();
-  // ids noted as handed to the browser at a page exit (see `exit`): in-flight keepalive requests (un-noted when
-  // their answer arrives) and accepted beacons
-  const marked = new Set<string>();
+  const handoff = createHandoff(d);
 
   const offline = () => !navigator.onLine;
   const waiting = () => d.queue.list().filter((r) => !inflight.has(r.id));
@@ -83,31 +81,30 @@ export function createScheduler(d: SchedulerDeps) {
     const batch = planned.filter((r) => queued.has(r));
     if (!batch.length) return true;
     const messages = batch.map((r) => r.message);
-    const text = body(messages, new Date());
-    const bytes = byteLength(text);
+    const payload = body(messages, new Date());
+    const bytes = byteLength(payload);
     const ids = batch.map((r) => r.id);
     const keepalive = d.transport.fits(bytes);
     ids.forEach((id) => inflight.set(id, keepalive));
     lastSent = Date.now();
-    d.log('sending', messages.length, 'messages,', bytes, 'bytes');
-    let answer = await d.transport.post(d.url, d.writeKey, text, bytes, keepalive);
+    let answer = await d.transport.post(d.url, d.writeKey, payload, bytes, keepalive);
+    // Whether a page exit took over this keepalive request, which failed without an answer (see `handoff.tookOver`).
+    let tookOver = false;
     if (!answer.status && keepalive) {
-      // Chromium rejects a keepalive fetch as the page unloads, just before `pagehide`, yet still delivers it.
-      // Waiting a task lets that `pagehide` note the request as handed to the browser (see `exit`) first.
-      await new Promise((r) => setTimeout(r));
-      // Otherwise the browser may have refused the request itself (its keepalive budget, shared with beacons):
-      // that is not the server failing, so it goes again at once, without keepalive.
-      if (!ids.some((id) => marked.has(id))) {
+      tookOver = await handoff.tookOver(ids);
+      // Otherwise the browser may have refused the request itself (its keepalive budget, shared with beacons,
+      // https://fetch.spec.whatwg.org/#http-network-or-cache-fetch "inflight keepalive bytes"): that is not the
+      // server failing, so it goes again at once, without keepalive.
+      if (!tookOver) {
         ids.forEach((id) => inflight.set(id, false));
-        answer = await d.transport.post(d.url, d.writeKey, text, bytes, false);
+        answer = await d.transport.post(d.url, d.writeKey, payload, bytes, false);
       }
     }
     ids.forEach((id) => inflight.delete(id));
     const verdict = classify(answer.status);
     // An HTTP answer means this page saw the outcome after all: it deals with noted records itself (removal
     // below, or a retry). A network error keeps the note: the browser may still deliver the request.
-    const noted = answer.status ? ids.filter((id) => marked.delete(id)) : [];
-    if (noted.length) (verdict == 'ok' ? d.queue.remove(noted) : Promise.resolve()).then(() => d.queue.unmarkSent(noted));
+    if (answer.status) handoff.answered(ids, verdict == 'ok');
     if (verdict == 'ok') {
       retryUntil = 0;
       await d.queue.remove(ids);
@@ -116,10 +113,11 @@ export function createScheduler(d: SchedulerDeps) {
     }
     if (verdict == 'retry') {
       // Only a failed delivery counts as an attempt (never a split that isolates a bad message); the queue stores
-      // it, so backoff goes on where it was in the page or tab that sends these records next.
-      const delay = nextDelay(d.queue.failed(ids), answer.retryAfter, Date.now());
+      // it, so backoff goes on where it was in the page or tab that sends these records next. That of a request a
+      // page exit took over is counted but not stored: the note names its records (the next load deletes them), and
+      // the page may be going into the back/forward cache, where IndexedDB work gets it evicted (see handoff.ts).
+      const delay = nextDelay(d.queue.failed(ids, !tookOver), answer.retryAfter, Date.now());
       retryUntil = Date.now() + delay;
-      d.log('status', answer.status, '- retrying in', Math.round(delay), 'ms');
       d.emit('retry', { status: answer.status, delay, messageIds: ids });
       return false;
     }
@@ -145,7 +143,7 @@ export function createScheduler(d: SchedulerDeps) {
 
   /** Sends everything waiting now (even during a backoff); settles once it was handed to the network. */
   function flush(force = true): Promise<void> {
-    return (chain = chain.then(() => pass(force)).catch((e) => d.log('flush failed', e)));
+    return (chain = chain.then(() => pass(force)).catch((error) => d.log('flush failed', error)));
   }
 
   return {
@@ -153,55 +151,12 @@ export function createScheduler(d: SchedulerDeps) {
     /** Called after each queued message. */
     notify: plan,
     /**
-     * The page is hidden, or going away (`pagehide`): hand every waiting message to the browser (sendBeacon, at most
-     * 64 KB a request). Correct wherever it is cut off: when a page unloads, `visibilitychange` fires after
-     * `pagehide` (https://github.com/whatwg/html/pull/5949), and Firefox 153 can stop the `pagehide` handler
-     * part-way and still fire it (reproduced by scripts/exit-closes.mjs); a beacon sent then is accepted and never
-     * leaves. So records leave this page's memory before the beacon, are noted as sent only once the browser
-     * accepted it (else the next load sends them again), and after `pagehide` this page sends nothing until it is
-     * shown again. No IndexedDB work when the page goes into the back/forward cache: a transaction left running gets
-     * it evicted when the next page uses the store (Chromium's reason "masked", e2e/conditions.spec.ts); the next
-     * load (or this page, if restored) deletes what the note names. A page discarded for good deletes them too,
-     * since its note may not outlive it (Firefox loses a localStorage write made as a tab closes).
+     * The page is hidden, or going away: the hand-off (handoff.ts) gives the browser what waits, and what is in flight
+     * as far as it must; offline or in a backoff, everything stays queued.
      */
-    exit(how: ExitKind) {
-      const final = how != 'hidden';
-      // A keepalive request in flight outlives the page: the browser has accepted it. Its ids, and those of beacons
-      // accepted at an earlier exit of this page, are noted (again: the write may have been cut off) so that the
-      // next load does not send them again.
-      for (const [id, keepalive] of inflight) if (keepalive) marked.add(id);
-      if (marked.size) d.queue.markSent([...marked]);
-      if (gone) return;
-      gone = final;
-      const flying = [...inflight].filter(([, keepalive]) => keepalive).map(([id]) => id);
-      if (how == 'discarded' && flying.length) d.queue.remove(flying);
-      // Offline, a beacon would be lost; during a backoff the API is failing and a beacon's answer cannot be
-      // seen. Either way the messages stay queued for the next load (or this page, if it lives on).
-      if (offline() || Date.now() < retryUntil) return;
-      // A request in flight without keepalive dies with the page: its messages go by beacon too (same ids).
-      const recs = d.queue.list().filter((r) => !inflight.has(r.id) || (final && !inflight.get(r.id)));
-      for (const group of planBatches(recs, KEEPALIVE_LIMIT, BODY_OVERHEAD + d.writeKey.length)) {
-        const ids = group.map((r) => r.id);
-        const messages: Message[] = group.map((r) => r.message);
-        const taken = d.queue.takeOut(ids);
-        if (!d.transport.beacon(d.url, body(messages, new Date(), d.writeKey))) {
-          d.queue.putBack(taken);
-          break;
-        }
-        ids.forEach((id) => marked.add(id));
-        // Still alive (only hidden), discarded for good, or no note could be written: remove them from IndexedDB now.
-        if (!d.queue.markSent(ids) || how != 'cached')
-          d.queue.remove(ids).then(() => {
-            ids.forEach((id) => marked.delete(id));
-            d.queue.unmarkSent(ids);
-          });
-        d.emit('delivered', messages);
-      }
-    },
+    exit: (how: ExitKind) => handoff.exit(how, inflight, offline() || Date.now() < retryUntil),
     /** The page is shown again (or restored from the back/forward cache): it may send again. */
-    shown() {
-      gone = false;
-    },
+    shown: handoff.shown,
   };
 }
 

@@ -166,6 +166,17 @@ describe('createQueue', () => {
       expect(q.failed(['id-0001'])).toBe(0);
     });
 
+    it('counts without writing when told not to', async () => {
+      const q = createQueue('A', WIDE, events());
+      await q.add(rec(1));
+      const transaction = vi.spyOn(IDBDatabase.prototype, 'transaction');
+      expect(q.failed(['id-0001'], false)).toBe(1);
+      // A write of failed() would have opened its transaction before this removal's.
+      await q.remove(['nope']);
+      expect(transaction).toHaveBeenCalledTimes(1);
+      expect((await stored())[0].attempts).toBe(0);
+    });
+
     it('counts nothing and opens no IndexedDB transaction for records it no longer holds (handed to the browser)', async () => {
       const q = createQueue('A', WIDE, events());
       await q.add(rec(1));
@@ -256,108 +267,6 @@ describe('createQueue', () => {
     });
   });
 
-  describe('markSent', () => {
-    it('notes the ids in localStorage synchronously, after the notes of earlier exits', () => {
-      const q = createQueue('A', WIDE, events());
-      q.markSent(['x1']);
-      expect(JSON.parse(localStorage.getItem('svc_sent')!)).toEqual(['x1']);
-      q.markSent(['x2', 'x3']);
-      expect(JSON.parse(localStorage.getItem('svc_sent')!)).toEqual(['x1', 'x2', 'x3']);
-    });
-
-    it('says whether the note was written', () => {
-      const q = createQueue('A', WIDE, events());
-      expect(q.markSent(['x1'])).toBe(true);
-      const setItem = vi.spyOn(localStorage, 'setItem').mockImplementation(() => {
-        throw new DOMException('blocked', 'SecurityError');
-      });
-      try {
-        expect(q.markSent(['x2'])).toBe(false);
-      } finally {
-        setItem.mockRestore();
-      }
-      expect(JSON.parse(localStorage.getItem('svc_sent')!)).toEqual(['x1']);
-    });
-
-    it('writes the note without JSON.stringify (a page may have replaced it)', () => {
-      const q = createQueue('A', WIDE, events());
-      const original = JSON.stringify;
-      JSON.stringify = () => {
-        throw new Error('replaced by the page');
-      };
-      try {
-        q.markSent(['x1', 'x"2']);
-      } finally {
-        JSON.stringify = original;
-      }
-      expect(JSON.parse(localStorage.getItem('svc_sent')!)).toEqual(['x1', 'x"2']);
-    });
-
-    it("lets the next instance's adopt delete records the page died before deleting", async () => {
-      const a = createQueue('A', WIDE, events());
-      await Promise.all([a.add(rec(1)), a.add(rec(2))]);
-      // The page went away right after noting the ids: IndexedDB still holds the record.
-      localStorage.setItem('svc_sent', JSON.stringify(['id-0001']));
-      expect(await storedIds()).toEqual(['id-0001', 'id-0002']);
-
-      const b = createQueue('B', WIDE, events());
-      await b.adopt(() => true);
-      expect(ids(b)).toEqual(['id-0002']);
-      expect(await storedIds()).toEqual(['id-0002']);
-      expect(localStorage.getItem('svc_sent')).toBeNull();
-    });
-
-    it('never lets the next load adopt a record handed to the browser (taken out and noted, never deleted)', async () => {
-      const a = createQueue('A', WIDE, events());
-      await Promise.all([a.add(rec(1)), a.add(rec(2))]);
-      a.takeOut(['id-0001']);
-      a.markSent(['id-0001']);
-      const b = createQueue('B', WIDE, events());
-      await b.adopt(() => true);
-      expect(ids(b)).toEqual(['id-0002']);
-      expect(await storedIds()).toEqual(['id-0002']);
-    });
-
-    it('is read back with the JSON.parse of load time (a page may have replaced it since)', async () => {
-      const a = createQueue('A', WIDE, events());
-      await Promise.all([a.add(rec(1)), a.add(rec(2))]);
-      a.markSent(['id-0001']);
-      const b = createQueue('B', WIDE, events());
-      const original = JSON.parse;
-      JSON.parse = () => {
-        throw new Error('replaced by the page');
-      };
-      try {
-        await b.adopt(() => true);
-      } finally {
-        JSON.parse = original;
-      }
-      expect(ids(b)).toEqual(['id-0002']);
-    });
-
-    it('ignores a note that is not a list of ids', async () => {
-      const a = createQueue('A', WIDE, events());
-      await a.add(rec(1));
-      localStorage.setItem('svc_sent', '{"id-0001":true}');
-      const b = createQueue('B', WIDE, events());
-      await b.adopt(() => true);
-      expect(ids(b)).toEqual(['id-0001']);
-      b.markSent(['x1']);
-      expect(JSON.parse(localStorage.getItem('svc_sent')!)).toEqual(['x1']);
-    });
-  });
-
-  describe('unmarkSent', () => {
-    it('takes back only the ids given, and the whole note once it is empty', () => {
-      const q = createQueue('A', WIDE, events());
-      q.markSent(['x1', 'x2', 'x3']);
-      q.unmarkSent(['x2']);
-      expect(JSON.parse(localStorage.getItem('svc_sent')!)).toEqual(['x1', 'x3']);
-      q.unmarkSent(['x1', 'x3']);
-      expect(localStorage.getItem('svc_sent')).toBeNull();
-    });
-  });
-
   describe('bounds', () => {
     it('has documented defaults', () => {
       expect(DEFAULT_BOUNDS).toEqual({ maxCount: 10000, maxBytes: 5000000, maxAgeMs: 7 * 24 * 3600 * 1000 });
@@ -441,6 +350,31 @@ describe('createQueue', () => {
   });
 
   describe('adopt', () => {
+    it('first deletes the records an exit noted as handed to the browser (the page died before deleting them)', async () => {
+      const a = createQueue('A', WIDE, events());
+      await Promise.all([a.add(rec(1)), a.add(rec(2))]);
+      // The page went away right after noting the ids: IndexedDB still holds the record.
+      localStorage.setItem('svc_sent', JSON.stringify(['id-0001']));
+      expect(await storedIds()).toEqual(['id-0001', 'id-0002']);
+
+      const b = createQueue('B', WIDE, events());
+      await b.adopt(() => true);
+      expect(ids(b)).toEqual(['id-0002']);
+      expect(await storedIds()).toEqual(['id-0002']);
+      expect(localStorage.getItem('svc_sent')).toBeNull();
+    });
+
+    it('never adopts a record handed to the browser (taken out and noted, never deleted)', async () => {
+      const a = createQueue('A', WIDE, events());
+      await Promise.all([a.add(rec(1)), a.add(rec(2))]);
+      a.takeOut(['id-0001']);
+      localStorage.setItem('svc_sent', JSON.stringify(['id-0001']));
+      const b = createQueue('B', WIDE, events());
+      await b.adopt(() => true);
+      expect(ids(b)).toEqual(['id-0002']);
+      expect(await storedIds()).toEqual(['id-0002']);
+    });
+
     it('keeps records in id order after adopting', async () => {
       const a = createQueue('A', WIDE, events());
       await a.add(rec(2, 'A'));
@@ -499,7 +433,7 @@ describe('createQueue', () => {
         expect(await b.adopt(() => true, 1500)).toEqual({ left: 0, due: t + 1500 });
         expect(ids(b)).toEqual([]);
         // A's note that it handed id-0001 to the browser arrives late (another page's localStorage write)
-        a.markSent(['id-0001']);
+        localStorage.setItem('svc_sent', JSON.stringify(['id-0001']));
         vi.setSystemTime(t + 1500);
         expect(await b.adopt(() => true, 1500)).toEqual({ left: 0, due: 0 });
         expect(ids(b)).toEqual(['id-0002']);

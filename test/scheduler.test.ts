@@ -41,9 +41,6 @@ function fakeQueue() {
     }),
     // Counts the attempt on the records and returns the most, as the real queue does (which also stores it).
     failed: vi.fn((ids: string[]) => Math.max(0, ...records.filter((r) => ids.includes(r.id)).map((r) => ++r.attempts))),
-    // True when the note was written (false where localStorage is unusable).
-    markSent: vi.fn((_ids: string[]) => true),
-    unmarkSent: vi.fn((_ids: string[]) => {}),
   };
 }
 
@@ -63,6 +60,8 @@ function mockFetch(replies: Reply[] | ((body: string) => Reply)) {
   return fn;
 }
 
+// The note of what this page handed to the browser at an exit (localStorage), or null when there is none.
+const note = () => JSON.parse(localStorage.getItem('svc_sent') || 'null') as string[] | null;
 const bodies = (f: ReturnType<typeof mockFetch>) => f.mock.calls.map((c) => String(c[1].body));
 const batchIds = (text: string) => (JSON.parse(text).batch as Message[]).map((m) => m.messageId);
 
@@ -111,10 +110,12 @@ const advance = async (ms: number) => {
 };
 
 beforeEach(() => {
+  localStorage.clear();
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
   vi.setSystemTime(new Date('2026-01-01T00:00:00Z'));
 });
 afterEach(() => {
+  localStorage.clear();
   vi.useRealTimers();
   vi.unstubAllGlobals();
   vi.restoreAllMocks();
@@ -274,6 +275,7 @@ describe('createScheduler', () => {
       expect(fetch).toHaveBeenCalledTimes(1);
       expect(queue.records).toEqual(rs);
       expect(emit).toHaveBeenCalledWith('retry', expect.objectContaining({ status: 500, messageIds: rs.map((r) => r.id) }));
+      expect(queue.failed).toHaveBeenCalledWith(rs.map((r) => r.id), true);
       await advance(499);
       expect(fetch).toHaveBeenCalledTimes(1);
       await advance(501);
@@ -494,162 +496,8 @@ describe('createScheduler', () => {
   });
 
   describe('exit', () => {
-    it('hands every waiting message to sendBeacon as string bodies of at most 60,000 bytes carrying writeKey', async () => {
-      const beacon = vi.fn((..._a: unknown[]) => true);
-      stubBeacon(beacon);
-      const fetch = mockFetch([{ status: 200 }]);
-      const { scheduler, queue, emit } = setup();
-      const rs = Array.from({ length: 12 }, (_, i) => record(9000 + ((i * 3571) % 9000)));
-      queue.records.push(...rs);
-      scheduler.exit('hidden');
-      expect(beacon.mock.calls.length).toBeGreaterThan(1);
-      const seen: string[] = [];
-      for (const [url, data] of beacon.mock.calls) {
-        expect(url).toBe(URL_);
-        expect(typeof data).toBe('string');
-        expect(byteLength(data as string)).toBeLessThanOrEqual(60000);
-        const parsed = JSON.parse(data as string);
-        expect(parsed.writeKey).toBe(KEY);
-        seen.push(...(parsed.batch as Message[]).map((m) => m.messageId));
-      }
-      expect(seen).toEqual(rs.map((r) => r.id));
-      expect(queue.records).toEqual([]);
-      expect(fetch).not.toHaveBeenCalled();
-      const delivered = emit.mock.calls.filter((c) => c[0] == 'delivered').flatMap((c) => (c[1] as Message[]).map((m) => m.messageId));
-      expect(delivered).toEqual(rs.map((r) => r.id));
-    });
-
-    it('takes the records out of memory before the beacon, and notes them as sent only once it is accepted', () => {
-      let queue!: ReturnType<typeof fakeQueue>;
-      // What the queue held, and whether anything was noted, at the moment the browser got the beacon.
-      const atBeacon: { queued: string[]; noted: number }[] = [];
-      stubBeacon(() => (atBeacon.push({ queued: queue.records.map((r) => r.id), noted: queue.markSent.mock.calls.length }), true));
-      const s = setup();
-      queue = s.queue;
-      const rs = [record(), record()];
-      queue.records.push(...rs);
-      s.scheduler.exit('hidden');
-      expect(atBeacon).toEqual([{ queued: [], noted: 0 }]);
-      expect(queue.takeOut).toHaveBeenCalledWith(rs.map((r) => r.id));
-      expect(queue.markSent).toHaveBeenCalledWith(rs.map((r) => r.id));
-    });
-
-    it('sends nothing twice when a second exit follows one cut off right after the beacon', () => {
-      const beacon = vi.fn(() => true);
-      stubBeacon(beacon);
-      const { scheduler, queue } = setup();
-      const rs = [record(), record()];
-      queue.records.push(...rs);
-      // The browser stops the handler just after the beacon (Firefox can stop a pagehide handler part-way).
-      queue.markSent.mockImplementationOnce(() => {
-        throw new Error('handler stopped');
-      });
-      expect(() => scheduler.exit('hidden')).toThrow('handler stopped');
-      scheduler.exit('cached');
-      expect(beacon).toHaveBeenCalledTimes(1);
-      expect(batchIds((beacon.mock.calls[0] as unknown[])[1] as string)).toEqual(rs.map((r) => r.id));
-    });
-
-    it('finishes the removal when the page is only hidden: IndexedDB delete, then the note is taken back', async () => {
-      stubBeacon(() => true);
-      const { scheduler, queue } = setup();
-      const rs = [record(), record()];
-      queue.records.push(...rs);
-      scheduler.exit('hidden');
-      const ids = rs.map((r) => r.id);
-      expect(queue.remove).toHaveBeenCalledWith(ids);
-      await drain();
-      expect(queue.unmarkSent).toHaveBeenCalledWith(ids);
-      expect(queue.unmarkSent.mock.invocationCallOrder[0]).toBeGreaterThan(queue.remove.mock.invocationCallOrder[0]);
-    });
-
-    it('does no IndexedDB work at a pagehide into the back/forward cache: only the synchronous note', async () => {
-      const beacon = vi.fn(() => true);
-      stubBeacon(beacon);
-      const { scheduler, queue } = setup();
-      const rs = [record(), record()];
-      queue.records.push(...rs);
-      scheduler.exit('cached');
-      await drain();
-      expect(beacon).toHaveBeenCalledTimes(1);
-      expect(queue.markSent).toHaveBeenCalledWith(rs.map((r) => r.id));
-      expect(queue.remove).not.toHaveBeenCalled();
-      expect(queue.unmarkSent).not.toHaveBeenCalled();
-      expect(queue.records).toEqual([]);
-    });
-
-    it('removes the beaconed records from IndexedDB too when the page is discarded for good (its note may not outlive it)', async () => {
-      stubBeacon(() => true);
-      const { scheduler, queue } = setup();
-      const rs = [record(), record()];
-      queue.records.push(...rs);
-      scheduler.exit('discarded');
-      expect(queue.markSent).toHaveBeenCalledWith(rs.map((r) => r.id));
-      expect(queue.remove).toHaveBeenCalledWith(rs.map((r) => r.id));
-      expect(queue.records).toEqual([]);
-    });
-
-    it('removes from IndexedDB at a final exit after all when no note could be written', async () => {
-      stubBeacon(() => true);
-      const { scheduler, queue } = setup();
-      const rs = [record(), record()];
-      queue.records.push(...rs);
-      queue.markSent.mockReturnValue(false); // localStorage unusable: the next load would never learn of the hand-off
-      scheduler.exit('cached');
-      expect(queue.remove).toHaveBeenCalledWith(rs.map((r) => r.id));
-    });
-
-    it('sends nothing more after a final exit until the page is shown again', async () => {
-      const beacon = vi.fn((..._a: unknown[]) => true);
-      stubBeacon(beacon);
-      const { scheduler, queue } = setup();
-      const a = record();
-      queue.records.push(a);
-      scheduler.exit('cached');
-      expect(beacon).toHaveBeenCalledTimes(1);
-      const b = record();
-      queue.records.push(b);
-      scheduler.exit('hidden');
-      scheduler.exit('cached');
-      expect(beacon).toHaveBeenCalledTimes(1);
-      expect(queue.records).toEqual([b]);
-      scheduler.shown();
-      scheduler.exit('hidden');
-      expect(beacon).toHaveBeenCalledTimes(2);
-      expect(batchIds(beacon.mock.calls[1][1] as string)).toEqual([b.id]);
-    });
-
-    it('puts the records back, in order, when the browser refuses the beacon', () => {
-      const beacon = vi.fn(() => false);
-      stubBeacon(beacon);
-      mockFetch([{ status: 200 }]);
-      const { scheduler, queue, emit } = setup();
-      const rs = [record(), record()];
-      queue.records.push(...rs);
-      scheduler.exit('cached');
-      expect(beacon).toHaveBeenCalledTimes(1);
-      expect(queue.putBack).toHaveBeenCalledWith(rs);
-      expect(queue.records).toEqual(rs);
-      expect(queue.markSent).not.toHaveBeenCalled();
-      expect(queue.remove).not.toHaveBeenCalled();
-      expect(emit).not.toHaveBeenCalledWith('delivered', expect.anything());
-    });
-
-    it('removes only what the browser accepted before a refusal, and tries no group after it', () => {
-      const beacon = vi.fn().mockReturnValueOnce(true).mockReturnValue(false);
-      stubBeacon(beacon);
-      mockFetch([{ status: 200 }]);
-      const { scheduler, queue } = setup();
-      const rs = Array.from({ length: 6 }, () => record(25000));
-      queue.records.push(...rs);
-      scheduler.exit('hidden');
-      expect(beacon).toHaveBeenCalledTimes(2);
-      const accepted = batchIds(beacon.mock.calls[0][1]);
-      expect(accepted.length).toBeGreaterThan(0);
-      expect(queue.records.map((r) => r.id)).toEqual(rs.map((r) => r.id).filter((id) => !accepted.includes(id)));
-      expect(queue.markSent.mock.calls).toEqual([[accepted]]);
-    });
-
+    // The hand-off itself is tested in handoff.test.ts; these tests cover what the scheduler gives it (its requests
+    // in flight, a backoff, being offline) and what it does with the hand-off's answers.
     it('hands a request in flight without keepalive to a beacon at a final exit only (it dies with the page)', async () => {
       const beacon = vi.fn((..._a: unknown[]) => true);
       stubBeacon(beacon);
@@ -666,11 +514,11 @@ describe('createScheduler', () => {
       // Only hidden: the page lives on and sees the answer.
       scheduler.exit('hidden');
       expect(beacon).not.toHaveBeenCalled();
-      expect(queue.markSent).not.toHaveBeenCalled();
+      expect(note()).toBeNull();
       scheduler.exit('cached');
       expect(beacon).toHaveBeenCalledTimes(1);
       expect(batchIds(beacon.mock.calls[0][1] as string)).toEqual([inflight.id]);
-      expect(queue.markSent).toHaveBeenCalledWith([inflight.id]);
+      expect(note()).toEqual([inflight.id]);
       answer({ status: 200, headers: { get: () => null } });
       await done;
     });
@@ -712,7 +560,7 @@ describe('createScheduler', () => {
       scheduler.flush();
       await drain();
       scheduler.exit('discarded');
-      expect(queue.markSent).toHaveBeenCalledWith([inflight.id]);
+      expect(note()).toEqual([inflight.id]);
       expect(queue.remove).toHaveBeenCalledWith([inflight.id]);
     });
 
@@ -732,14 +580,13 @@ describe('createScheduler', () => {
       const beaconed = beacon.mock.calls.flatMap((c: unknown[]) => batchIds(c[1] as string));
       expect(beaconed).toEqual([later.id]);
       // The keepalive request outlives the page: its ids are noted as handed to the browser, synchronously.
-      expect(queue.markSent).toHaveBeenCalledWith([inflight.id]);
-      expect(queue.unmarkSent).not.toHaveBeenCalled();
+      expect(note()).toEqual([inflight.id, later.id]);
       answer({ status: 200, headers: { get: () => null } });
       await done;
       await drain();
       expect(queue.records).toEqual([]);
-      // The page lived to see the answer: the note is taken back.
-      expect(queue.unmarkSent).toHaveBeenCalledWith([inflight.id]);
+      // The page lived to see the answer: its note is taken back (the beacon's stays for the next load).
+      expect(note()).toEqual([later.id]);
     });
 
     it('keeps the note when the noted request fails with a network error (the browser may still deliver it)', async () => {
@@ -756,12 +603,15 @@ describe('createScheduler', () => {
       fail(new TypeError('Failed to fetch'));
       await drain();
       scheduler.exit('cached');
-      expect(queue.markSent).toHaveBeenCalledWith([inflight.id]);
+      expect(note()).toEqual([inflight.id]);
       await advance(10);
       await done;
       // not sent again without keepalive: the browser has it
       expect(fetch).toHaveBeenCalledTimes(1);
-      expect(queue.unmarkSent).not.toHaveBeenCalled();
+      expect(note()).toEqual([inflight.id]);
+      // Counted, but no IndexedDB work: the note names the record, and the page may be going into the cache.
+      expect(queue.failed).toHaveBeenCalledWith([inflight.id], false);
+      expect(inflight.attempts).toBe(1);
       // the page lived on (a bfcache restore): the record is still queued for a retry
       expect(queue.records).toEqual([inflight]);
     });
@@ -776,12 +626,12 @@ describe('createScheduler', () => {
       const done = scheduler.flush();
       await drain();
       scheduler.exit('hidden');
-      expect(queue.markSent).toHaveBeenCalledWith([inflight.id]);
+      expect(note()).toEqual([inflight.id]);
       answer({ status: 503, headers: { get: () => null } });
       await done;
       await drain();
       expect(queue.records).toEqual([inflight]);
-      expect(queue.unmarkSent).toHaveBeenCalledWith([inflight.id]);
+      expect(note()).toBeNull();
     });
 
     it('never POSTs again what an exit beaconed while a 400 split was in flight (the second half was planned before)', async () => {
