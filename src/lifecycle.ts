@@ -5,7 +5,8 @@ export type ExitKind = 'hidden' | 'cached' | 'discarded';
 export interface LifecycleHandlers {
   /**
    * The page is hidden (`hidden`), or going away: into the back/forward cache (`cached`, it may come back) or for
-   * good (`discarded`: a closing tab, or a navigation the cache does not keep). The last reliable moment to send.
+   * good (`discarded`: a closing tab, or a navigation the cache does not keep). The last reliable moment to send
+   * (https://developer.mozilla.org/en-US/docs/Web/API/Document/visibilitychange_event#usage_notes).
    */
   exit(how: ExitKind): void;
   /** The page is visible again, or restored from the back/forward cache (`restored` true). */
@@ -16,14 +17,15 @@ export interface LifecycleHandlers {
 
 /**
  * The one listener of page lifecycle events: `visibilitychange` to hidden and `pagehide` mean exit; `pageshow`
- * from the back/forward cache and visibility back mean resume. Never `unload`/`beforeunload` (they break bfcache).
+ * from the back/forward cache and visibility back mean resume. Never `unload`/`beforeunload` (they break bfcache,
+ * https://web.dev/articles/bfcache#never-use-the-unload-event).
  */
-export function listenLifecycle(h: LifecycleHandlers): () => void {
-  const onVisibility = () => (document.visibilityState == 'hidden' ? h.exit('hidden') : h.resume(false));
+export function listenLifecycle(handlers: LifecycleHandlers): () => void {
+  const onVisibility = () => (document.visibilityState == 'hidden' ? handlers.exit('hidden') : handlers.resume(false));
   // `persisted`: the page goes into the back/forward cache (https://html.spec.whatwg.org/#the-pagetransitionevent-interface)
-  const onPagehide = (e: PageTransitionEvent) => h.exit(e.persisted ? 'cached' : 'discarded');
-  const onPageshow = (e: PageTransitionEvent) => e.persisted && h.resume(true);
-  const onOnline = () => h.online();
+  const onPagehide = (event: PageTransitionEvent) => handlers.exit(event.persisted ? 'cached' : 'discarded');
+  const onPageshow = (event: PageTransitionEvent) => event.persisted && handlers.resume(true);
+  const onOnline = () => handlers.online();
   document.addEventListener('visibilitychange', onVisibility);
   addEventListener('pagehide', onPagehide);
   addEventListener('pageshow', onPageshow);

@@ -51,7 +51,9 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
   try {
     store = typeof indexedDB != 'undefined' ? createStore(DB, 'queue') : undefined;
   } catch {
-    // indexedDB present but throws on access (some privacy modes)
+    // indexedDB present but throws on access (a sandboxed frame without allow-same-origin in Chromium:
+    // e2e/conditions.spec.ts, "a sandboxed frame ..."). A failing `open` (Firefox's private windows before 115,
+    // https://bugzilla.mozilla.org/show_bug.cgi?id=781982) is caught by `persist`.
   }
   if (!store) events.fallback(new Error('no IndexedDB'));
 

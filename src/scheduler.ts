@@ -39,7 +39,8 @@ export function createScheduler(d: SchedulerDeps) {
   // When this page last sent a request: a message stored after a quiet spell goes out at once.
   let lastSent = -Infinity;
   let chain: Promise<void> = Promise.resolve();
-  // message id → whether its request was sent with keepalive (it survives page exit, so the exit beacon skips it)
+  // message id → whether its request was sent with keepalive (it survives page exit,
+  // https://fetch.spec.whatwg.org/#concept-fetch-group-terminate, so the exit beacon skips it)
   const inflight = new Map<string, boolean>();
   const handoff = createHandoff(d);
 
