@@ -101,12 +101,12 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
   // The context of the last call's page: most calls of a page share it.
   let lastContext: { key: string; hints?: Hints; page: PageContext; context: MessageContext } | undefined;
 
-  const contextAt = (c: Core, [url, title, referrer]: RecordedPage) => {
+  const contextAt = (instance: Core, [url, title, referrer]: RecordedPage) => {
     const connection = connectionType(); // the network can change during a visit
     const key = url + '\n' + title + '\n' + referrer + '\n' + connection;
-    if (!lastContext || lastContext.key != key || lastContext.hints != c.hints) {
+    if (!lastContext || lastContext.key != key || lastContext.hints != instance.hints) {
       const page = pageContext(url, title, referrer);
-      lastContext = { key, hints: c.hints, page, context: buildContext({ env: c.env, page, connectionType: connection, hints: c.hints }) };
+      lastContext = { key, hints: instance.hints, page, context: buildContext({ env: instance.env, page, connectionType: connection, hints: instance.hints }) };
     }
     return lastContext;
   };
@@ -123,18 +123,18 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
     // The page and time of the call itself, also for a call that waits for `load`.
     const at = site || { page: [location.href, document.title, document.referrer] as RecordedPage, time: Date.now() };
     if (!core) return new Promise((res, rej) => waitingForLoad.push(() => invoke(type, args, at).then(res, rej)));
-    const c = core;
+    const instance = core;
     let built: BuiltMessage | AnalyticsError;
     try {
-      const { page, context } = contextAt(c, at.page);
-      const id = c.identity;
+      const { page, context } = contextAt(instance, at.page);
+      const id = instance.identity;
       built = buildMessage({
         type,
         call: normalise(type, args),
         visitor: { anonymousId: id.anonymousId(), userId: id.userId(), traits: id.traits() },
         page,
         context,
-        integrations: c.integrations,
+        integrations: instance.integrations,
         messageId: nextId(at.time),
         time: at.time,
       });
@@ -145,13 +145,13 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
     const { message, bytes } = built;
     if (type == 'page') pagedUrl = message.properties!.url;
     // What persists is what was sent: the sanitised traits (a cycle or a function never reaches storage).
-    if (type == 'identify') c.identity.identify(message.userId, message.traits!);
+    if (type == 'identify') instance.identity.identify(message.userId, message.traits!);
     const result: CallResult = { event: message };
-    const queued = c.queue.add({ id: message.messageId, message, bytes, queuedAt: Date.now(), attempts: 0, owner: c.owner }).then(
+    const queued = instance.queue.add({ id: message.messageId, message, bytes, queuedAt: Date.now(), attempts: 0, owner: instance.owner }).then(
       () => {
         safely(callback, result);
         emitter.emit(type, ...EVENT_ARGS[type].map((k) => message[k]), result);
-        c.scheduler.notify();
+        instance.scheduler.notify();
         return result;
       },
       (e: AnalyticsError) => {
@@ -165,7 +165,7 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
   }
 
   // Calls that change state or read it wait for `load` like the others, keeping their order.
-  const whenLoaded = (fn: (c: Core) => void) => (core ? fn(core) : waitingForLoad.push(() => fn(core!)));
+  const whenLoaded = (fn: (instance: Core) => void) => (core ? fn(core) : waitingForLoad.push(() => fn(core!)));
 
   /**
    * Starts the instance (never throws into the page: a failure to start is reported like any other error). `recorded`
@@ -190,20 +190,20 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
 
   // Creates the stages and wires them.
   function start(writeKey: string, options: LoadOptions): Core {
-    const r = resolve(options);
-    if (r.ignored.length) report(analyticsError('invalid_arguments', `load: integrations ${r.ignored} ignored: the API takes true or false`));
+    const settings = resolve(options);
+    if (settings.ignored.length) report(analyticsError('invalid_arguments', `load: integrations ${settings.ignored} ignored: the API takes true or false`));
     const owner = uuid();
     // Another tab's lock was released (that tab is gone): its records are orphans, adopted now.
     const tabs = createTabs(owner, () => adopt().then(scheduler.notify));
     let fellBack = false;
-    const queue = createQueue(owner, r.bounds, {
+    const queue = createQueue(owner, settings.bounds, {
       expired: (ids) => report(analyticsError('expired', `${ids.length} queued message(s) older than queue.maxAgeMs dropped`, ids)),
       fallback: (e) => {
         if (!fellBack) report(analyticsError('storage_unavailable', `IndexedDB is unusable (${(e as Error)?.message || e}): messages are kept in this page's memory`));
         fellBack = true;
       },
     });
-    const scheduler = createScheduler({ ...r, queue, tabs, transport: createTransport(), writeKey, report, emit: emitter.emit, log: () => {} });
+    const scheduler = createScheduler({ ...settings, queue, tabs, transport: createTransport(), writeKey, report, emit: emitter.emit });
     const identity = createIdentity({ storage: options.storage, cookie: options.cookie });
     tabs.enter();
     // Under the tabs' lock, so two tabs never adopt the same orphan, and only after ORPHAN_GRACE_MS (see
@@ -226,8 +226,8 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
       emitter.emit('ready');
       scheduler.notify();
     });
-    const c: Core = { identity, scheduler, queue, env: readEnvironment(), integrations: r.integrations, owner, ready };
-    if (options.highEntropyHints) highEntropyHints().then((h) => (c.hints = h));
+    const instance: Core = { identity, scheduler, queue, env: readEnvironment(), integrations: settings.integrations, owner, ready };
+    if (options.highEntropyHints) highEntropyHints().then((hints) => (instance.hints = hints));
     listenLifecycle({
       exit(how) {
         scheduler.exit(how);
@@ -241,7 +241,7 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
       },
       online: () => scheduler.flush(),
     });
-    return c;
+    return instance;
   }
 
   // The helpers' calls: a recorded one passes its page and time on.
@@ -249,16 +249,16 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
   const userId = () => core?.identity.userId() ?? null;
   const api = {
     load: (writeKey: string, options?: LoadOptions) => load(writeKey, options),
-    reset: () => whenLoaded((c) => (c.identity.reset(), emitter.emit('reset'))),
-    setAnonymousId: (id: string) => whenLoaded((c) => id && c.identity.setAnonymousId(String(id))),
+    reset: () => whenLoaded((instance) => (instance.identity.reset(), emitter.emit('reset'))),
+    setAnonymousId: (id: string) => whenLoaded((instance) => id && instance.identity.setAnonymousId(String(id))),
     user: () => ({
       id: userId,
       anonymousId: () => core?.identity.anonymousId() ?? '',
       traits: () => core?.identity.traits() ?? {},
     }),
     ready: (cb) =>
-      new Promise<void>((res) => whenLoaded((c) => c.ready.then(res))).then(() => safely(cb)),
-    flush: () => new Promise<void>((res) => whenLoaded((c) => c.ready.then(() => c.scheduler.flush()).then(res))),
+      new Promise<void>((res) => whenLoaded((instance) => instance.ready.then(res))).then(() => safely(cb)),
+    flush: () => new Promise<void>((res) => whenLoaded((instance) => instance.ready.then(() => instance.scheduler.flush()).then(res))),
     on: emitter.on,
     off: emitter.off,
     debug: (on = true) => debugMode.set(!!on),

@@ -82,7 +82,6 @@ function setup(over: Partial<SchedulerDeps> = {}) {
     flushInterval: 1000,
     report,
     emit,
-    log: () => {},
     ...over,
   });
   const add = (...rs: QueueRecord[]) => {
