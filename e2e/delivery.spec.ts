@@ -122,6 +122,45 @@ test('503 three times: everything arrives once, re-sent with the same messageIds
   for (const r of failed) for (const id of r.messageIds) expect(ids).toContain(id);
 });
 
+test('failed attempts are stored with the message, and the next page load goes on from them', async ({ page, site, collector }) => {
+  test.setTimeout(30000);
+  await open(page, site.page('/basic.html', { opts: JSON.stringify({ flushInterval: 100 }) }));
+  await collector.fault({ status: 503, times: 100 });
+  const id: string = await page.evaluate(async () => {
+    const a = (window as any).analytics;
+    (window as any).__retries = 0;
+    a.on('retry', () => (window as any).__retries++);
+    return (await a.track('Attempted')).event.messageId;
+  });
+  await page.waitForFunction(() => (window as any).__retries >= 2, undefined, { timeout: 15000 });
+  // What IndexedDB holds for the record (STYLE practice 13: a record tells the truth).
+  const readAttempts = () =>
+    page.evaluate(async (messageId) => {
+      const db: IDBDatabase = await new Promise((res, rej) => {
+        const req = indexedDB.open('svc-analytics');
+        req.onsuccess = () => res(req.result);
+        req.onerror = () => rej(req.error);
+      });
+      const rec: any = await new Promise((res, rej) => {
+        const req = db.transaction('queue').objectStore('queue').get(messageId);
+        req.onsuccess = () => res(req.result);
+        req.onerror = () => rej(req.error);
+      });
+      db.close();
+      return rec && rec.attempts;
+    }, id);
+  await expect.poll(readAttempts, { timeout: 5000 }).toBeGreaterThanOrEqual(2);
+  const stored = await readAttempts();
+  // The next load adopts it with its attempts, fails once more, and counts on from there.
+  await page.goto(site.page('/basic.html', { opts: JSON.stringify({ flushInterval: 100 }), next: '1' }));
+  await ready(page);
+  await expect.poll(readAttempts, { timeout: 15000 }).toBeGreaterThan(stored);
+  await collector.fault({});
+  await page.evaluate(() => (window as any).analytics.flush()); // even during the backoff
+  const arrived = await collector.waitFor(1, { messageId: id }, 10000);
+  expect(arrived).toHaveLength(1);
+});
+
 test('Retry-After is honoured before the retry', async ({ page, site, collector }) => {
   await open(page, site.page('/basic.html', { opts: JSON.stringify({ flushInterval: 100 }) }));
   // 2 s: longer than any first backoff (at most 1 s), so only an honoured Retry-After explains the wait

@@ -4,6 +4,7 @@ import type {
   CallResult,
   EventName,
   JSONObject,
+  JSONValue,
   LoadOptions,
   Message,
   MessageContext,
@@ -16,6 +17,7 @@ import { normalise } from './call';
 import { monotonicUlid } from './ulid';
 import { buildContext, pageContext, type Environment, type Hints } from './context';
 import { buildMessage, type BuiltMessage } from './message';
+import { byteLength, stringify } from './validate';
 import { readEnvironment, connectionType, highEntropyHints } from './environment';
 import { createIdentity, uuid, type Identity } from './identity';
 import { createQueue, type Queue } from './queue';
@@ -99,14 +101,15 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
   // URL of the last page message queued, so an automatic page view never repeats a page() the site made itself.
   let pagedUrl: string | undefined;
   // The context of the last call's page: most calls of a page share it.
-  let lastContext: { key: string; hints?: Hints; page: PageContext; context: MessageContext } | undefined;
+  let lastContext: { key: string; hints?: Hints; page: PageContext; context: MessageContext; contextBytes: number } | undefined;
 
   const contextAt = (instance: Core, [url, title, referrer]: RecordedPage) => {
     const connection = connectionType(); // the network can change during a visit
     const key = url + '\n' + title + '\n' + referrer + '\n' + connection;
     if (!lastContext || lastContext.key != key || lastContext.hints != instance.hints) {
       const page = pageContext(url, title, referrer);
-      lastContext = { key, hints: instance.hints, page, context: buildContext({ env: instance.env, page, connectionType: connection, hints: instance.hints }) };
+      const context = buildContext({ env: instance.env, page, connectionType: connection, hints: instance.hints });
+      lastContext = { key, hints: instance.hints, page, context, contextBytes: byteLength(stringify(context as JSONValue)) };
     }
     return lastContext;
   };
@@ -126,7 +129,7 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
     const instance = core;
     let built: BuiltMessage | AnalyticsError;
     try {
-      const { page, context } = contextAt(instance, at.page);
+      const { page, context, contextBytes } = contextAt(instance, at.page);
       const id = instance.identity;
       built = buildMessage({
         type,
@@ -134,6 +137,7 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
         visitor: { anonymousId: id.anonymousId(), userId: id.userId(), traits: id.traits() },
         page,
         context,
+        contextBytes,
         integrations: instance.integrations,
         messageId: nextId(at.time),
         time: at.time,

@@ -2,15 +2,21 @@ import type { DebugTools } from './debug';
 
 export type { DebugTools };
 
+// Where the debug tools cannot be had (no file next to an inlined bundle, or it is blocked): plain console lines.
+const plain: DebugTools = {
+  log: (name, args) => console.log('[svc-analytics]', name, ...args),
+  checkEcommerce() {},
+};
+
 /**
  * `debug(on)`: while it is on, `use` runs with the debug tools, which `load` fetches the first time (they are not
- * in the bundle: see src/debug.ts); uses run in call order.
+ * in the bundle: see src/debug.ts; without them, plain console lines); uses run in call order.
  */
 export function createDebugMode(load?: () => Promise<DebugTools>) {
   let on = false;
-  let tools: Promise<DebugTools | void> | undefined;
+  let tools: Promise<DebugTools> | undefined;
   const use = (fn: (tools: DebugTools) => void) =>
-    void (on && load && (tools ||= load().catch(() => {})).then((loaded) => loaded && on && fn(loaded)));
+    void (on && (tools ||= (load ? load() : Promise.reject()).then((t) => t || plain, () => plain)).then((loaded) => on && fn(loaded)));
   return {
     set(value: boolean) {
       on = value;

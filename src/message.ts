@@ -1,4 +1,4 @@
-import type { AnalyticsError, JSONObject, Message, MessageContext, MessageType, PageContext } from './types';
+import type { AnalyticsError, JSONObject, JSONValue, Message, MessageContext, MessageType, PageContext } from './types';
 import type { NormalisedCall } from './call';
 import { analyticsError } from './errors';
 import { merge } from './context';
@@ -20,6 +20,8 @@ export interface MessageParts {
   page: PageContext;
   /** The automatic context for that page (see `buildContext`); not changed here. */
   context: MessageContext;
+  /** Serialised bytes of `context`, when known (most calls of a page share one context: measured once). */
+  contextBytes?: number;
   /** The load-time default `integrations`. */
   integrations: JSONObject;
   messageId: string;
@@ -86,7 +88,7 @@ export function buildMessage(parts: MessageParts): BuiltMessage | AnalyticsError
   else if (type == 'identify') clean.traits = identifyTraits(visitor, clean.userId, clean.traits);
   else if (type == 'alias' && !clean.previousId) clean.previousId = visitor.userId || visitor.anonymousId;
   const userId = type == 'identify' ? clean.userId || visitor.userId : visitor.userId;
-  const message = {
+  const rest = {
     type,
     ...clean,
     messageId: parts.messageId,
@@ -94,9 +96,14 @@ export function buildMessage(parts: MessageParts): BuiltMessage | AnalyticsError
     anonymousId: options.anonymousId ? String(options.anonymousId) : visitor.anonymousId,
     ...(userId && type != 'alias' && { userId }),
     integrations,
-    context: context === parts.context ? { ...context } : context,
-  } as Message;
-  const bytes = byteLength(stringify(message as any));
+  };
+  const shared = context === parts.context;
+  const message = { ...rest, context: shared ? { ...context } : context } as Message;
+  // `context` comes last: the message is `rest` with `,"context":{...}` before its closing brace.
+  const bytes =
+    shared && parts.contextBytes != null
+      ? byteLength(stringify(rest as JSONValue)) + 11 + parts.contextBytes
+      : byteLength(stringify(message as unknown as JSONValue));
   if (bytes > MESSAGE_LIMIT) return analyticsError('message_too_large', `message is ${bytes} bytes, over the ${MESSAGE_LIMIT} limit`, [message.messageId]);
   return { message, bytes };
 }

@@ -43,14 +43,20 @@ describe('createDebugMode', () => {
     expect(fn).not.toHaveBeenCalled();
   });
 
-  it('never rejects or throws when the tools cannot be loaded (a blocked script), nor without a loader', async () => {
-    const mode = createDebugMode(() => Promise.reject(new Error('blocked')));
-    mode.set(true);
-    const fn = vi.fn();
-    expect(() => mode.use(fn)).not.toThrow();
-    await settle();
-    expect(fn).not.toHaveBeenCalled();
-    const none = createDebugMode();
-    expect(() => (none.set(true), none.use(fn))).not.toThrow();
+  it('falls back to plain console lines when the tools cannot be loaded (a blocked script), or there is no loader', async () => {
+    const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+    for (const mode of [createDebugMode(() => Promise.reject(new Error('blocked'))), createDebugMode()]) {
+      mode.set(true);
+      let got: DebugTools | undefined;
+      expect(() => mode.use((t) => (got = t))).not.toThrow();
+      await settle();
+      got!.log('track', ['Bought']);
+      expect(() => got!.checkEcommerce('Product Added', { price: 'x' })).not.toThrow();
+    }
+    expect(log.mock.calls).toEqual([
+      ['[svc-analytics]', 'track', 'Bought'],
+      ['[svc-analytics]', 'track', 'Bought'],
+    ]);
+    log.mockRestore();
   });
 });

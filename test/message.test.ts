@@ -495,6 +495,25 @@ describe('buildMessage', () => {
     });
   });
 
+  describe('size, with the context measured once (contextBytes)', () => {
+    const contextBytes = utf8(JSON.stringify(CONTEXT));
+    const cases: [MessageType, unknown[]][] = [
+      ['track', ['Bought', { price: 9.5, name: 'café ☕', tags: ['a', '😀'] }]],
+      ['page', ['Docs', { title: 'Mine' }]],
+      ['identify', ['user-2', { email: 'a@b.example' }]],
+      ['alias', ['user-3']],
+      ['track', ['With context', {}, { context: { ip: '1.2.3.4' } }]],
+    ];
+    for (const [type, args] of cases)
+      it(`gives the same bytes as measuring the whole message: ${type} ${JSON.stringify(args[0])}`, () => {
+        const quick = built(type, args, { contextBytes });
+        const whole = built(type, args);
+        expect(quick.bytes).toBe(whole.bytes);
+        expect(quick.bytes).toBe(utf8(JSON.stringify(quick.message)));
+        expect(quick.message).toEqual(whole.message);
+      });
+  });
+
   describe('errors from the page', () => {
     const throwingGetter = () => ({
       ok: 1,
