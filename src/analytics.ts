@@ -101,28 +101,38 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
   // URL of the last page message queued, so an automatic page view never repeats a page() the site made itself.
   let pagedUrl: string | undefined;
   // The context of the last call's page: most calls of a page share it.
-  let lastContext: { key: string; hints?: Hints; page: PageContext; context: MessageContext; contextBytes: number } | undefined;
+  let lastContext:
+    | { recorded: RecordedPage; connection?: string; hints?: Hints; page: PageContext; context: MessageContext; contextBytes: number }
+    | undefined;
 
-  const contextAt = (instance: Core, [url, title, referrer]: RecordedPage) => {
+  const contextAt = (instance: Core, recorded: RecordedPage) => {
     const connection = connectionType(); // the network can change during a visit
-    const key = url + '\n' + title + '\n' + referrer + '\n' + connection;
-    if (!lastContext || lastContext.key != key || lastContext.hints != instance.hints) {
-      const page = pageContext(url, title, referrer);
+    const last = lastContext;
+    if (
+      !last ||
+      last.recorded[0] != recorded[0] ||
+      last.recorded[1] != recorded[1] ||
+      last.recorded[2] != recorded[2] ||
+      last.connection != connection ||
+      last.hints != instance.hints
+    ) {
+      const page = pageContext(recorded[0], recorded[1], recorded[2]);
       const context = buildContext({ env: instance.env, page, connectionType: connection, hints: instance.hints });
-      lastContext = { key, hints: instance.hints, page, context, contextBytes: byteLength(stringify(context as JSONValue)) };
+      return (lastContext = { recorded, connection, hints: instance.hints, page, context, contextBytes: byteLength(stringify(context as JSONValue)) });
     }
-    return lastContext;
+    return last;
+  };
+
+  const refuse = (error: AnalyticsError, callback?: Callback) => {
+    report(error);
+    safely(callback, error);
+    return refused<CallResult>(error);
   };
 
   function invoke(type: MessageType, args: unknown[], site?: CallSite): Promise<CallResult> {
     // Found before normalise runs, so arguments it refuses still reach the callback (normalise finds the same one).
     const callback = args.find((x) => typeof x == 'function') as Callback | undefined;
-    const refuse = (err: AnalyticsError) => {
-      report(err);
-      safely(callback, err);
-      return refused<CallResult>(err);
-    };
-    if (!core && typeof window == 'undefined') return refuse(analyticsError('not_loaded', 'svc-analytics runs in a browser only'));
+    if (!core && typeof window == 'undefined') return refuse(analyticsError('not_loaded', 'svc-analytics runs in a browser only'), callback);
     // The page and time of the call itself, also for a call that waits for `load`.
     const at = site || { page: [location.href, document.title, document.referrer] as RecordedPage, time: Date.now() };
     if (!core) return new Promise((res, rej) => waitingForLoad.push(() => invoke(type, args, at).then(res, rej)));
@@ -145,27 +155,25 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
     } catch (e) {
       built = (e as AnalyticsError).code ? (e as AnalyticsError) : analyticsError('invalid_arguments', String(e));
     }
-    if (built instanceof Error) return refuse(built);
+    if (built instanceof Error) return refuse(built, callback);
     const { message, bytes } = built;
     if (type == 'page') pagedUrl = message.properties!.url;
     // What persists is what was sent: the sanitised traits (a cycle or a function never reaches storage).
     if (type == 'identify') instance.identity.identify(message.userId, message.traits!);
     const result: CallResult = { event: message };
-    const queued = instance.queue.add({ id: message.messageId, message, bytes, queuedAt: Date.now(), attempts: 0, owner: instance.owner }).then(
-      () => {
-        safely(callback, result);
-        emitter.emit(type, ...EVENT_ARGS[type].map((k) => message[k]), result);
-        instance.scheduler.notify();
-        return result;
-      },
-      (e: AnalyticsError) => {
-        full.add(e.messageIds);
-        safely(callback, e);
-        throw e;
-      },
-    );
-    queued.catch(() => {}); // ignoring the promise is allowed: no unhandled rejection
-    return queued;
+    const stored = instance.queue.add({ id: message.messageId, message, bytes, queuedAt: Date.now(), attempts: 0, owner: instance.owner });
+    if (stored instanceof Error) {
+      full.add(stored.messageIds);
+      safely(callback, stored);
+      return refused(stored);
+    }
+    // (never rejects: a queue that cannot store keeps the message in memory)
+    return stored.then(() => {
+      safely(callback, result);
+      emitter.emit(type, ...EVENT_ARGS[type].map((k) => message[k]), result);
+      instance.scheduler.notify();
+      return result;
+    });
   }
 
   // Calls that change state or read it wait for `load` like the others, keeping their order.

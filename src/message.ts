@@ -35,6 +35,7 @@ export interface BuiltMessage {
   bytes: number;
 }
 
+const OBJECTS = ['properties', 'traits'];
 const isObject = (v: unknown): v is JSONObject => !!v && typeof v == 'object' && !Array.isArray(v);
 
 /**
@@ -69,8 +70,7 @@ export function buildMessage(parts: MessageParts): BuiltMessage | AnalyticsError
   } catch (e) {
     return analyticsError('invalid_payload', `could not read the call's data: ${(e as Error)?.message || e}`);
   }
-  for (const k of ['properties', 'traits'])
-    if (k in fields && !isObject(clean[k])) return analyticsError('invalid_payload', `${k} must be an object`);
+  for (const k of OBJECTS) if (k in fields && !isObject(clean[k])) return analyticsError('invalid_payload', `${k} must be an object`);
   if (callContext !== undefined && !isObject(callContext)) return analyticsError('invalid_payload', 'context must be an object');
   const integrations = { ...parts.integrations, ...(callIntegrations as JSONObject) };
   for (const k of ownKeys(integrations))
@@ -98,12 +98,12 @@ export function buildMessage(parts: MessageParts): BuiltMessage | AnalyticsError
     integrations,
   };
   const shared = context === parts.context;
-  const message = { ...rest, context: shared ? { ...context } : context } as Message;
-  // `context` comes last: the message is `rest` with `,"context":{...}` before its closing brace.
-  const bytes =
-    shared && parts.contextBytes != null
-      ? byteLength(stringify(rest as JSONValue)) + 11 + parts.contextBytes
-      : byteLength(stringify(message as unknown as JSONValue));
+  // `context` comes last: serialised, the message is `rest` with `,"context":{...}` before its closing brace, so
+  // a context measured once needs no serialising again.
+  const quick = shared && parts.contextBytes != null ? byteLength(stringify(rest as JSONValue)) + 11 + parts.contextBytes : 0;
+  const message = rest as unknown as Message;
+  message.context = shared ? { ...context } : context;
+  const bytes = quick || byteLength(stringify(message as unknown as JSONValue));
   if (bytes > MESSAGE_LIMIT) return analyticsError('message_too_large', `message is ${bytes} bytes, over the ${MESSAGE_LIMIT} limit`, [message.messageId]);
   return { message, bytes };
 }

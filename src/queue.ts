@@ -1,5 +1,5 @@
 import { createStore, setMany, delMany, values, type UseStore } from 'idb-keyval';
-import type { Message } from './types';
+import type { AnalyticsError, Message } from './types';
 import { analyticsError } from './errors';
 import { finishHandoffs } from './handoff';
 
@@ -115,13 +115,14 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
     list: (): readonly QueueRecord[] => records,
 
     /**
-     * Queues a record; resolves once it is durably stored (one IndexedDB transaction per burst of calls). A record
-     * that would pass a bound is refused (`queue_full`): what was queued is never dropped to make room.
+     * Queues a record and returns a promise that resolves (never rejects) once it is durably stored (one IndexedDB
+     * transaction per burst of calls). A record that would pass a bound is refused: the `queue_full` error is
+     * returned at once, and what was queued is never dropped to make room.
      */
-    add(record: QueueRecord): Promise<void> {
+    add(record: QueueRecord): Promise<void> | AnalyticsError {
       expire(record.queuedAt);
       if (records.length >= bounds.maxCount || bytes + record.bytes > bounds.maxBytes)
-        return Promise.reject(analyticsError('queue_full', `the queue is full (${records.length} messages, ${bytes} bytes)`, [record.id]));
+        return analyticsError('queue_full', `the queue is full (${records.length} messages, ${bytes} bytes)`, [record.id]);
       records.push(record);
       bytes += record.bytes;
       pending.push(record);

@@ -37,6 +37,7 @@ function increment(s: string): string | undefined {
 export function monotonicUlid() {
   let lastTime = -1;
   let lastRandom = '';
+  let timePart = '';
   return (time: number): string => {
     const next = time <= lastTime && increment(lastRandom);
     if (next) lastRandom = next;
@@ -44,7 +45,8 @@ export function monotonicUlid() {
       // a new millisecond; or 2^80 ids in this one (never in practice): borrow the next millisecond
       lastTime = time > lastTime ? time : lastTime + 1;
       lastRandom = randomPart();
+      timePart = encodeTime(lastTime);
     }
-    return encodeTime(lastTime) + lastRandom;
+    return timePart + lastRandom;
   };
 }

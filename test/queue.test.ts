@@ -25,7 +25,8 @@ function events() {
 }
 
 // The refusal of a promise that must reject.
-async function refusal(p: Promise<unknown>): Promise<AnalyticsError> {
+async function refusal(p: Promise<unknown> | AnalyticsError): Promise<AnalyticsError> {
+  if (p instanceof Error) return p;
   try {
     await p;
   } catch (e) {
