@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { createDebugMode } from '../src/debug-mode';
-import type { DebugTools } from '../src/debug';
+import { createDebugTools, type DebugTools } from '../src/debug';
 
 const tools = (): DebugTools => ({ log: vi.fn(), checkEcommerce: vi.fn() });
 const settle = () => new Promise((r) => setTimeout(r));
@@ -58,5 +58,39 @@ describe('createDebugMode', () => {
       ['[svc-analytics]', 'track', 'Bought'],
     ]);
     log.mockRestore();
+  });
+
+  it('never lets a use that throws (or a page getter the tools read) become an unhandled rejection; later uses still run', async () => {
+    const unhandled: unknown[] = [];
+    const listener = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', listener);
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    try {
+      for (const t of [tools(), createDebugTools()]) {
+        const mode = createDebugMode(async () => t);
+        mode.set(true);
+        mode.use(() => {
+          throw new Error('the page replaced console.log with one that throws');
+        });
+        // A page's properties object with a getter that throws, read by the real tools' checkEcommerce.
+        const properties = {
+          get price(): number {
+            throw new Error('getter threw');
+          },
+        };
+        mode.use((got) => got.checkEcommerce('Product Added', properties));
+        const later = vi.fn();
+        mode.use(later);
+        await settle();
+        mode.use(later);
+        await settle();
+        expect(later).toHaveBeenCalledTimes(2);
+      }
+      await settle();
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', listener);
+      warn.mockRestore();
+    }
   });
 });

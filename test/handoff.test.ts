@@ -302,6 +302,30 @@ describe('createHandoff', () => {
       expect(await noted).toBe(true);
       expect(await handoff.tookOver(['k3'])).toBe(false);
     });
+
+    it('takes the note back and says no when the exit that noted the request only hid the page (it sends them again)', async () => {
+      const { handoff } = setup();
+      localStorage.setItem('svc_sent', JSON.stringify(['x1']));
+      handoff.exit('hidden', new Map([['k1', true], ['k2', true]]), false);
+      expect(note()).toEqual(['x1', 'k1', 'k2']);
+      expect(await handoff.tookOver(['k1'])).toBe(false);
+      // what another page noted, and this page's other request, stay noted
+      expect(note()).toEqual(['x1', 'k2']);
+      // a later exit notes it no more: this page sends it again itself
+      handoff.exit('cached', NONE, true);
+      expect(note()).toEqual(['x1', 'k2']);
+    });
+
+    it('keeps the note and says yes after a final exit (the page is going away)', async () => {
+      for (const how of ['cached', 'discarded'] as const) {
+        localStorage.clear();
+        const { handoff } = setup();
+        handoff.exit('hidden', new Map([['k1', true]]), false);
+        handoff.exit(how, new Map([['k1', true]]), false);
+        expect(await handoff.tookOver(['k1'])).toBe(true);
+        expect(note()).toEqual(['k1']);
+      }
+    });
   });
 
   describe('answered', () => {

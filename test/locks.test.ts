@@ -126,6 +126,24 @@ describe('createTabs', () => {
       expect(() => t.enter()).not.toThrow();
       await expectLeaseMode(t);
     });
+
+    it('tells exclusive work whether it still holds the lock: no longer once the page left, even after a new enter()', async () => {
+      useLocks(undefined);
+      const t = tabs('A');
+      t.enter();
+      let finish!: () => void;
+      let held!: () => boolean;
+      const running = t.exclusive((h) => ((held = h), new Promise<void>((r) => (finish = r))));
+      expect(held()).toBe(true);
+      t.leave();
+      expect(held()).toBe(false);
+      t.enter();
+      expect(held()).toBe(false);
+      // work begun after the new enter() holds it
+      expect(await t.exclusive(async (h) => h())).toBe(true);
+      finish();
+      await running;
+    });
   });
 
   describe('where Web Locks reject (SecurityError)', () => {
@@ -271,6 +289,31 @@ describe('createTabs', () => {
       expect(await tabs('B').exclusive(async () => 'B ran')).toBe('B ran');
       finish('A done');
       expect(await running).toBe('A done');
+    });
+
+    it('tells exclusive work whether it still holds the send lock: no longer once the page left, even after a new enter()', async () => {
+      const { manager, held } = fakeLocks();
+      useLocks(manager);
+      const a = tabs('A');
+      a.enter();
+      let finish!: () => void;
+      let started = false;
+      let stillHeld!: () => boolean;
+      const running = a.exclusive((h) => ((started = true), (stillHeld = h), new Promise<void>((r) => (finish = r))));
+      await vi.waitFor(() => expect(started).toBe(true));
+      expect(held.has(SEND)).toBe(true);
+      expect(stillHeld()).toBe(true);
+      a.leave();
+      expect(stillHeld()).toBe(false);
+      // restored from the back/forward cache: the work begun before still does not hold the lock
+      a.enter();
+      await vi.waitFor(() => expect(held.has(TAB('A'))).toBe(true));
+      expect(stillHeld()).toBe(false);
+      // work begun after the new enter() does
+      expect(await a.exclusive(async (h) => h())).toBe(true);
+      finish();
+      await running;
+      expect(stillHeld()).toBe(false);
     });
 
     it('runs exclusive work that throws synchronously once, and rejects with its error', async () => {

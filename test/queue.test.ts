@@ -211,6 +211,26 @@ describe('createQueue', () => {
       expect(q.takeOut(['id-0001'])).toEqual([]);
     });
 
+    it('never lets a write pending from before store a record taken out and then removed (its hand-off confirmed)', async () => {
+      const q = createQueue('A', WIDE, events());
+      // In the same burst: one write for both records, not yet run.
+      q.add(rec(1));
+      q.add(rec(2));
+      q.takeOut(['id-0002']);
+      q.remove(['id-0002']);
+      await q.flushed();
+      // Queued behind a write that already runs.
+      q.add(rec(3));
+      await Promise.resolve(); // the first write takes its burst
+      q.add(rec(4));
+      q.takeOut(['id-0004']);
+      q.remove(['id-0004']);
+      await q.flushed();
+      await q.remove(['nope']); // any delete still running is done
+      expect(await storedIds()).toEqual(['id-0001', 'id-0003']);
+      expect(ids(q)).toEqual(['id-0001', 'id-0003']);
+    });
+
     it('frees the room the records took in the bounds', async () => {
       const q = createQueue('A', { ...WIDE, maxCount: 2, maxBytes: 200 }, events());
       await q.add(rec(1));
@@ -265,6 +285,20 @@ describe('createQueue', () => {
       q.putBack(q.takeOut(['id-0001']));
       await added;
       expect(await storedIds()).toEqual(['id-0001']);
+    });
+
+    it('still lets a pending write store a record put back while another taken out with it was removed', async () => {
+      const q = createQueue('A', WIDE, events());
+      q.add(rec(1));
+      q.add(rec(2));
+      // A page exit takes both out; the browser accepts the beacon of the first and refuses that of the second.
+      const [, refused] = q.takeOut(['id-0001', 'id-0002']);
+      q.remove(['id-0001']);
+      q.putBack([refused]);
+      await q.flushed();
+      await q.remove(['nope']);
+      expect(await storedIds()).toEqual(['id-0002']);
+      expect(ids(q)).toEqual(['id-0002']);
     });
   });
 
@@ -420,6 +454,24 @@ describe('createQueue', () => {
       const a = createQueue('A', WIDE, events());
       await a.add(rec(2, 'A'));
       expect(await b.adopt(() => true)).toEqual({ left: 0, due: 0 });
+    });
+
+    it("adopts nothing once the tabs' lock is no longer held (the page left while it read the store)", async () => {
+      const a = createQueue('A', WIDE, events());
+      await Promise.all([a.add(rec(1, 'A')), a.add(rec(2, 'A'))]);
+      const b = createQueue('B', WIDE, events());
+      let left = false;
+      const adopting = b.adopt(() => true, 0, () => !left);
+      left = true;
+      await adopting;
+      expect(ids(b)).toEqual([]);
+      expect((await stored()).map((r) => [r.id, r.owner])).toEqual([
+        ['id-0001', 'A'],
+        ['id-0002', 'A'],
+      ]);
+      // Under the lock again (restored), it adopts them.
+      await b.adopt(() => true, 0, () => true);
+      expect(ids(b)).toEqual(['id-0001', 'id-0002']);
     });
 
     it('adopts an orphan only graceMs after it first saw it, and reads the exit note again first', async () => {

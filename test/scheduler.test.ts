@@ -68,7 +68,7 @@ const batchIds = (text: string) => (JSON.parse(text).batch as Message[]).map((m)
 // Stub fetch (and sendBeacon) first: the transport takes them when it is created, here.
 function setup(over: Partial<SchedulerDeps> = {}) {
   const queue = fakeQueue();
-  const tabs = { id: 'me', exclusive: <T>(fn: () => Promise<T>) => fn() } as unknown as Tabs;
+  const tabs = { id: 'me', exclusive: <T>(fn: (held: () => boolean) => Promise<T>) => fn(() => true) } as unknown as Tabs;
   const report = vi.fn<(e: AnalyticsError) => void>();
   const emit = vi.fn();
   const transport: Transport = over.transport || createTransport();
@@ -216,6 +216,41 @@ describe('createScheduler', () => {
       expect(batchIds(bodies(fetch)[0])).toEqual([first.id, second.id]);
     });
 
+    it('starts no request of its own for the first message of a quiet spell while a pass waits for the send lock', async () => {
+      // Answers 300 ms after each request.
+      const fetch = vi.fn(
+        (..._a: unknown[]) => new Promise((r) => setTimeout(() => r({ status: 200, headers: { get: () => null } }), 300))
+      );
+      vi.stubGlobal('fetch', fetch);
+      // Another tab holds the send lock for the first 900 ms: the first pass waits for it.
+      let release!: () => void;
+      const lockFree = new Promise<void>((r) => (release = r));
+      let first = true;
+      const tabs = {
+        id: 'me',
+        exclusive: async <T>(fn: (held: () => boolean) => Promise<T>) => {
+          if (first) {
+            first = false;
+            await lockFree;
+          }
+          return fn(() => true);
+        },
+      } as unknown as Tabs;
+      const { add, queue } = setup({ tabs, flushAt: 20, flushInterval: 1000 });
+      const rs: QueueRecord[] = [];
+      // A message every 100 ms for 3 s.
+      for (let t = 0; t < 3000; t += 100) {
+        if (t == 900) release();
+        rs.push(...add(record()));
+        await advance(100);
+      }
+      await advance(5000);
+      // The first message at once (it waits for the lock), then a batch per interval: not one request per answer.
+      expect(fetch.mock.calls.length).toBeLessThanOrEqual(4);
+      expect(fetch.mock.calls.flatMap((c) => batchIds(String((c[1] as RequestInit).body)))).toEqual(rs.map((r) => r.id));
+      expect(queue.records).toEqual([]);
+    });
+
     it('sends nothing when nothing waits', async () => {
       const fetch = mockFetch([{ status: 200 }]);
       const { scheduler } = setup();
@@ -263,6 +298,40 @@ describe('createScheduler', () => {
       expect(sent.length).toBeGreaterThan(1);
       for (const b of sent) expect(byteLength(b)).toBeLessThanOrEqual(500000);
       expect(sent.flatMap(batchIds)).toEqual(rs.map((r) => r.id));
+      expect(queue.records).toEqual([]);
+    });
+
+    it('sends no further batch of a pass once the page left (the send lock is no longer held)', async () => {
+      // Tabs as locks.ts has them: `held` turns false once the page leaves after the work began.
+      let leaves = 0;
+      const tabs = {
+        id: 'me',
+        exclusive: <T>(fn: (held: () => boolean) => Promise<T>) => {
+          const at = leaves;
+          return fn(() => leaves == at);
+        },
+      } as unknown as Tabs;
+      // The page leaves (and is restored) while the first batch is in flight.
+      let requests = 0;
+      const fetch = vi.fn(async (..._a: unknown[]) => {
+        if (++requests == 1) leaves++;
+        return { status: 200, headers: { get: () => null } };
+      });
+      vi.stubGlobal('fetch', fetch);
+      const { scheduler, queue } = setup({ tabs });
+      // About 800 KB: the pass plans two batches under the 500 KB limit.
+      const rs = Array.from({ length: 40 }, () => record(20000));
+      queue.records.push(...rs);
+      await scheduler.flush();
+      expect(fetch).toHaveBeenCalledTimes(1);
+      const first = batchIds(String((fetch.mock.calls[0][1] as RequestInit).body));
+      expect(first.length).toBeGreaterThan(0);
+      expect(first.length).toBeLessThan(rs.length);
+      expect(queue.records).toEqual(rs.slice(first.length));
+      // The next pass (under the lock again) sends the rest.
+      await scheduler.flush();
+      expect(fetch).toHaveBeenCalledTimes(2);
+      expect(batchIds(String((fetch.mock.calls[1][1] as RequestInit).body))).toEqual(rs.slice(first.length).map((r) => r.id));
       expect(queue.records).toEqual([]);
     });
 
@@ -613,6 +682,36 @@ describe('createScheduler', () => {
       expect(inflight.attempts).toBe(1);
       // the page lived on (a bfcache restore): the record is still queued for a retry
       expect(queue.records).toEqual([inflight]);
+    });
+
+    it('sends a keepalive request noted at an exit that only hid the page, which then fails, again at once without keepalive', async () => {
+      stubBeacon(vi.fn(() => true));
+      let fail!: (e: unknown) => void;
+      const ok = { status: 200, headers: { get: () => null } };
+      const fetch = vi
+        .fn()
+        .mockImplementationOnce(() => new Promise((_, r) => (fail = r)))
+        .mockResolvedValue(ok);
+      vi.stubGlobal('fetch', fetch);
+      const { scheduler, queue, emit } = setup();
+      const inflight = record();
+      queue.records.push(inflight);
+      const done = scheduler.flush();
+      await drain();
+      scheduler.exit('hidden');
+      expect(note()).toEqual([inflight.id]);
+      // The page lives on: the failure is real, not the browser taking the request over.
+      fail(new TypeError('Failed to fetch'));
+      await advance(10);
+      await done;
+      expect(fetch).toHaveBeenCalledTimes(2);
+      const [first, second] = fetch.mock.calls.map((c) => c[1] as RequestInit);
+      expect(first.keepalive).toBe(true);
+      expect(second.keepalive).toBe(false);
+      expect(second.body).toBe(first.body);
+      expect(queue.records).toEqual([]);
+      expect(emit).toHaveBeenCalledWith('delivered', [inflight.message]);
+      expect(note()).toBeNull();
     });
 
     it('keeps a noted in-flight message queued for retry when its answer is a failure', async () => {
