@@ -13,9 +13,12 @@ import type {
   User,
 } from './types';
 import { analyticsError, createEpisodes, refused } from './errors';
+
+// Taken when the bundle runs (a page may replace JSON later).
+const parse = JSON.parse;
 import { normalise } from './call';
 import { monotonicUlid } from './ulid';
-import { buildContext, pageContext, type Environment, type Hints } from './context';
+import { buildContext, freeze, pageContext, type Environment, type Hints } from './context';
 import { buildMessage, type BuiltMessage } from './message';
 import { byteLength, stringify } from './validate';
 import { readEnvironment, connectionType, highEntropyHints } from './environment';
@@ -100,6 +103,8 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
   let core: Core | undefined;
   // URL of the last page message queued, so an automatic page view never repeats a page() the site made itself.
   let pagedUrl: string | undefined;
+  // The snippet's recorded calls, until a `load` succeeds (see `load`).
+  let recordedCalls: (() => void) | undefined;
   // The context of the last call's page: most calls of a page share it.
   let lastContext:
     | { recorded: RecordedPage; connection?: string; hints?: Hints; page: PageContext; context: MessageContext; contextBytes: number }
@@ -117,7 +122,8 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
       last.hints != instance.hints
     ) {
       const page = pageContext(recorded[0], recorded[1], recorded[2]);
-      const context = buildContext({ env: instance.env, page, connectionType: connection, hints: instance.hints });
+      // Shared by the messages of this page: frozen, so that no message (nor a handler given one) changes another.
+      const context = freeze(buildContext({ env: instance.env, page, connectionType: connection, hints: instance.hints }));
       return (lastContext = { recorded, connection, hints: instance.hints, page, context, contextBytes: byteLength(stringify(context as JSONValue)) });
     }
     return last;
@@ -160,7 +166,6 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
     if (type == 'page') pagedUrl = message.properties!.url;
     // What persists is what was sent: the sanitised traits (a cycle or a function never reaches storage).
     if (type == 'identify') instance.identity.identify(message.userId, message.traits!);
-    const result: CallResult = { event: message };
     const stored = instance.queue.add({ id: message.messageId, message, bytes, queuedAt: Date.now(), attempts: 0, owner: instance.owner });
     if (stored instanceof Error) {
       full.add(stored.messageIds);
@@ -169,9 +174,12 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
     }
     // (never rejects: a queue that cannot store keeps the message in memory)
     return stored.then(() => {
-      safely(callback, result);
-      emitter.emit(type, ...EVENT_ARGS[type].map((k) => message[k]), result);
       instance.scheduler.notify();
+      // The page gets a copy: what it does with it never changes what is stored and sent (or its measured size).
+      const event = parse(stringify(message as unknown as JSONValue)) as Message;
+      const result: CallResult = { event };
+      safely(callback, result);
+      emitter.emit(type, ...EVENT_ARGS[type].map((k) => event[k]), result);
       return result;
     });
   }
@@ -182,9 +190,10 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
   /**
    * Starts the instance (never throws into the page: a failure to start is reported like any other error). `recorded`
    * runs the calls made before the bundle came (the snippet's), right after the instance is up and before automatic
-   * page views start, so that they keep their order.
+   * page views start, so that they keep their order; a `load` that fails keeps them for the next one.
    */
   function load(writeKey: string, options?: LoadOptions, recorded?: () => void) {
+    if (recorded) recordedCalls = recorded;
     try {
       if (core || typeof window == 'undefined') return; // once only
       if (!writeKey || typeof writeKey != 'string') return report(analyticsError('invalid_arguments', 'load: a writeKey is required'));
@@ -195,7 +204,13 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
       return report(analyticsError('invalid_arguments', `load failed: ${(e as Error)?.message || e}`));
     }
     api.initialized = true;
-    safely(recorded);
+    const replayRecorded = recordedCalls;
+    recordedCalls = undefined;
+    try {
+      replayRecorded?.();
+    } catch {
+      // each recorded call is guarded where it runs; the take-over itself never throws into the page
+    }
     waitingForLoad.splice(0).forEach((f) => f());
     if (options.trackPageViews) trackPageViews((page) => void (page[0] != pagedUrl && invoke('page', [], { page, time: Date.now() })));
   }

@@ -11,7 +11,8 @@ const self = document.currentScript as HTMLScriptElement | null;
 const loadDebug = () =>
   new Promise<DebugTools>((loaded, failed) => {
     const s = document.createElement('script');
-    s.src = self!.src.replace(/[^/?#]*([?#].*)?$/, 'analytics.debug.min.js');
+    // the bundle's file name replaced, its query kept (a version or a signature)
+    s.src = self!.src.replace(/[^/?#]*(?=[?#]|$)/, 'analytics.debug.min.js');
     s.nonce = self!.nonce;
     s.onload = () => loaded(w.svcAnalyticsDebug);
     s.onerror = failed;

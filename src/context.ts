@@ -102,6 +102,15 @@ export function buildContext({ env, page, connectionType, hints }: ContextParts)
   return ctx;
 }
 
+/** Freezes plain data deeply (objects and arrays): parts shared by many messages can then never be changed. */
+export function freeze<T>(value: T): T {
+  if (value && typeof value == 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const k of ownKeys(value)) freeze((value as any)[k]);
+  }
+  return value;
+}
+
 /**
  * Deep-merges `source` over `target` into a new object (objects merge, anything else replaces);
  * `__proto__` keys are kept as plain data, never as a prototype.

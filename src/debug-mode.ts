@@ -16,7 +16,13 @@ export function createDebugMode(load?: () => Promise<DebugTools>) {
   let on = false;
   let tools: Promise<DebugTools> | undefined;
   const use = (fn: (tools: DebugTools) => void) =>
-    void (on && (tools ||= (load ? load() : Promise.reject()).then((t) => t || plain, () => plain)).then((loaded) => on && fn(loaded)));
+    void (
+      on &&
+      (tools ||= (load ? load() : Promise.reject()).then((t) => t || plain, () => plain))
+        .then((loaded) => on && fn(loaded))
+        // a page's getter or console that throws while the tools read or write: never an unhandled rejection
+        .catch(() => {})
+    );
   return {
     set(value: boolean) {
       on = value;

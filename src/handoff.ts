@@ -135,7 +135,13 @@ export function createHandoff(d: HandoffDeps) {
      */
     async tookOver(ids: string[]): Promise<boolean> {
       await new Promise((r) => setTimeout(r));
-      return ids.some((id) => handed.has(id));
+      const notedIds = ids.filter((id) => handed.has(id));
+      if (gone || !notedIds.length) return !!notedIds.length;
+      // Noted at an exit that only hid the page, which lives on: the failure is real, and this page sends them
+      // again, so the note is taken back (else a page killed while hidden would have the next load delete them).
+      notedIds.forEach((id) => handed.delete(id));
+      unnote(notedIds);
+      return false;
     },
 
     /**

@@ -30,6 +30,8 @@ export function createTabs(id: string, gone: () => void) {
   let letGo: (() => void) | undefined;
   const stay = () => void (left = new Promise<void>((r) => (letGo = r)));
   stay();
+  // How many times this page left: work that began under a lock before a leave no longer holds it.
+  let leaves = 0;
   let channel: BroadcastChannel | undefined;
   // Watches on other tabs' locks: pending lock requests, ended when this page leaves.
   let watches: AbortController | undefined;
@@ -105,6 +107,7 @@ export function createTabs(id: string, gone: () => void) {
      * request or an open channel may be kept out of the back/forward cache (https://web.dev/articles/bfcache).
      */
     leave() {
+      leaves++;
       letGo?.();
       letGo = undefined;
       release?.();
@@ -130,13 +133,16 @@ export function createTabs(id: string, gone: () => void) {
      * let go when this page leaves, even if `fn` still runs (a request in flight): a page in the back/forward cache
      * that holds a lock another page asks for is evicted (Chromium's reason "weblocks-contention", seen in
      * e2e/conditions.spec.ts; https://developer.mozilla.org/en-US/docs/Web/API/NotRestoredReasonDetails/reason).
-     * What it sends then is noted at the exit, so no other tab sends it again.
+     * `fn` gets `held`, false from then on: it must start nothing more that needs the lock (another tab may adopt
+     * this page's records once it left, and send them).
      */
-    exclusive<T>(fn: () => Promise<T>): Promise<T> {
-      if (!locks) return fn();
+    exclusive<T>(fn: (held: () => boolean) => Promise<T>): Promise<T> {
+      const at = leaves;
+      const held = () => leaves == at;
+      if (!locks) return fn(held);
       let result: Promise<T> | undefined;
-      return request(PREFIX + 'send', {}, () => Promise.race([(result = new Promise<T>((r) => r(fn()))).catch(() => {}), left])).then(
-        () => result || fn(),
+      return request(PREFIX + 'send', {}, () => Promise.race([(result = new Promise<T>((r) => r(fn(held)))).catch(() => {}), left])).then(
+        () => result || fn(held),
       );
     },
   };

@@ -76,14 +76,15 @@ export function buildMessage(parts: MessageParts): BuiltMessage | AnalyticsError
   for (const k of ownKeys(integrations))
     if (typeof integrations[k] != 'boolean') return analyticsError('invalid_payload', `integrations.${k} must be true or false (spec 000 section 2.3)`);
 
-  let context = merge(parts.context, callContext as JSONObject);
+  let automatic = parts.context;
   if (type == 'page') {
-    // page() properties carry the page facts; the caller's values win in both places
+    // page() properties carry the page facts, and the properties the caller gives replace them in `context.page`
+    // too (the caller's `options.context`, merged below, wins over both)
     clean.properties = { ...page, ...(clean.name && { name: clean.name }), ...(clean.category && { category: clean.category }), ...clean.properties };
     let pageFacts: PageContext | undefined;
     for (const k of ownKeys(page) as (keyof PageContext)[])
-      if (typeof clean.properties[k] == 'string' && clean.properties[k] != page[k]) (pageFacts ||= { ...context.page })[k] = clean.properties[k];
-    if (pageFacts) context = { ...context, page: pageFacts };
+      if (typeof clean.properties[k] == 'string' && clean.properties[k] != page[k]) (pageFacts ||= { ...automatic.page })[k] = clean.properties[k];
+    if (pageFacts) automatic = { ...automatic, page: pageFacts };
   } else if (type == 'screen' && clean.name) clean.properties = { name: clean.name, ...clean.properties };
   else if (type == 'identify') clean.traits = identifyTraits(visitor, clean.userId, clean.traits);
   else if (type == 'alias' && !clean.previousId) clean.previousId = visitor.userId || visitor.anonymousId;
@@ -97,9 +98,11 @@ export function buildMessage(parts: MessageParts): BuiltMessage | AnalyticsError
     ...(userId && type != 'alias' && { userId }),
     integrations,
   };
-  const shared = context === parts.context;
-  // `context` comes last: serialised, the message is `rest` with `,"context":{...}` before its closing brace, so
-  // a context measured once needs no serialising again.
+  // Every message has a context object of its own; what it shares with other messages is the automatic context's
+  // parts, which the caller freezes (see `freeze`). `context` comes last: serialised, the message is `rest` with
+  // `,"context":{...}` before its closing brace, so a context measured once is not serialised again.
+  const context = merge(automatic, callContext as JSONObject);
+  const shared = context == parts.context;
   const quick = shared && parts.contextBytes != null ? byteLength(stringify(rest as JSONValue)) + 11 + parts.contextBytes : 0;
   const message = rest as unknown as Message;
   message.context = shared ? { ...context } : context;

@@ -93,10 +93,17 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
     records.sort(byId);
     for (const r of back) bytes += r.bytes;
   };
+  // Records taken out of memory for a page-exit hand-off and not put back: a pending write stores them (an
+  // unconfirmed hand-off is sent again by the next load) unless they are removed for good meanwhile.
+  const handedOut = new Map<string, QueueRecord>();
   // IndexedDB only.
   const forget = (ids: string[]) => persist((idb) => delMany(ids, idb));
   const drop = (ids: string[]) => {
     for (const r of takeOut(ids)) removed.add(r);
+    for (const id of ids) {
+      const r = handedOut.get(id);
+      if (r) removed.add(r), handedOut.delete(id);
+    }
     return forget(ids);
   };
 
@@ -163,10 +170,17 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
      * sends them again. They stay in IndexedDB: if the hand-off is never confirmed, the next load sends them (at least
      * once).
      */
-    takeOut,
+    takeOut(ids: string[]): QueueRecord[] {
+      const takenOut = takeOut(ids);
+      for (const r of takenOut) handedOut.set(r.id, r);
+      return takenOut;
+    },
 
     /** Puts back records the browser refused at page exit, in id order. */
-    putBack,
+    putBack(back: QueueRecord[]) {
+      for (const r of back) handedOut.delete(r.id);
+      putBack(back);
+    },
 
     /**
      * Reads the shared store: first finishes the page-exit hand-offs of earlier pages (`finishHandoffs`, handoff.ts:
@@ -177,7 +191,7 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
      * Resolves to `left`, the `queuedAt` of the oldest record left to other tabs, and `due`, when an orphan seen but
      * not yet adopted may be (0 when none): the caller looks again then.
      */
-    async adopt(isOrphan: (r: QueueRecord) => boolean, graceMs = 0): Promise<{ left: number; due: number }> {
+    async adopt(isOrphan: (r: QueueRecord) => boolean, graceMs = 0, held: () => boolean = () => true): Promise<{ left: number; due: number }> {
       await finishHandoffs(forget);
       const stored = ((await persist((idb) => values<QueueRecord>(idb))) || []).filter((r) => r && r.id && r.message);
       const now = Date.now();
@@ -194,7 +208,8 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
         return false;
       });
       const left = others.filter((r) => !orphans.includes(r)).reduce((oldest, r) => Math.min(oldest, r.queuedAt), Infinity);
-      if (adopted.length) {
+      // The page left (and may be restored) since the tabs' lock was granted: another tab may adopt them now.
+      if (adopted.length && held()) {
         for (const r of adopted) r.owner = owner;
         putBack(adopted);
         await save(adopted);

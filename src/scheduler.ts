@@ -38,6 +38,8 @@ export function createScheduler(d: SchedulerDeps) {
   // When this page last sent a request: a message stored after a quiet spell goes out at once.
   let lastSent = -Infinity;
   let chain: Promise<void> = Promise.resolve();
+  // Passes queued or running: a message stored meanwhile joins them rather than starting a request of its own.
+  let passes = 0;
   // message id → whether its request was sent with keepalive (it survives page exit,
   // https://fetch.spec.whatwg.org/#concept-fetch-group-terminate, so the exit beacon skips it)
   const inflight = new Map<string, boolean>();
@@ -66,7 +68,7 @@ export function createScheduler(d: SchedulerDeps) {
     if (now < retryUntil) arm(retryUntil - now);
     // Nothing in flight and nothing sent for an interval: the first message of a quiet spell goes at once (what
     // arrives meanwhile waits for its answer, or for the interval, and goes in one batch).
-    else if (count >= d.flushAt || (!inflight.size && now - lastSent >= d.flushInterval)) arm(0);
+    else if (count >= d.flushAt || (!inflight.size && !passes && now - lastSent >= d.flushInterval)) arm(0);
     else {
       // In-flight records are the oldest; the interval runs from the oldest one still waiting.
       let i = 0;
@@ -135,15 +137,21 @@ export function createScheduler(d: SchedulerDeps) {
     if (offline()) return; // `online` resumes
     if (!force && Date.now() < retryUntil) return plan();
     await d.queue.flushed();
-    await d.tabs.exclusive(async () => {
-      for (const batch of planBatches(waiting())) if (!(await send(batch))) break;
+    // Once the page left (it may be restored), the rest waits: another tab may be sending these records by then.
+    await d.tabs.exclusive(async (held) => {
+      for (const batch of planBatches(waiting())) if (!held() || !(await send(batch))) break;
     });
     plan();
   };
 
   /** Sends everything waiting now (even during a backoff); settles once it was handed to the network. */
   function flush(force = true): Promise<void> {
-    return (chain = chain.then(() => pass(force)).catch(() => {})); // a pass never rejects; the chain must not break if one did
+    passes++;
+    // (a pass never rejects; the chain must not break if one did)
+    return (chain = chain
+      .then(() => pass(force))
+      .catch(() => {})
+      .then(() => void passes--));
   }
 
   return {

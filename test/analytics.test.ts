@@ -346,6 +346,43 @@ describe('createAnalytics', () => {
     });
   });
 
+  describe('the event the page gets', () => {
+    it('is a copy: changing it (or what an on() handler gets) changes neither what is sent nor later messages', async () => {
+      const { api } = start();
+      api.on('track', (_e: unknown, _p: unknown, result: CallResult) => {
+        result.event.context.screen.width = -1;
+      });
+      const first = await api.track('First', { a: 1 });
+      first.event.properties!.a = 2;
+      first.event.context.page.title = 'x'.repeat(40000);
+      (first.event.context as any).library.name = 'changed';
+      const second = await api.track('Second');
+      expect(second.event.context.page.title).toBe('Home');
+      expect(second.event.context.library).toEqual(LIBRARY);
+      expect(LIBRARY.name).toBe('svc-analytics');
+      await api.flush();
+      const [a, b] = sentMessages();
+      expect(a.properties).toEqual({ a: 1 });
+      expect(a.context.page.title).toBe('Home');
+      expect(a.context.screen.width).not.toBe(-1);
+      expect(b.context.library.name).toBe('svc-analytics');
+      expect(JSON.stringify(sentMessages()).length).toBeLessThan(10000);
+    });
+  });
+
+  describe('load', () => {
+    it('keeps the recorded calls of a load that failed for the next load', async () => {
+      const { load } = createAnalytics();
+      const recorded = vi.fn();
+      load('', {}, recorded); // no write key: refused
+      expect(recorded).not.toHaveBeenCalled();
+      load('wk_test', QUIET);
+      expect(recorded).toHaveBeenCalledTimes(1);
+      load('wk_again', QUIET);
+      expect(recorded).toHaveBeenCalledTimes(1);
+    });
+  });
+
   describe('replay', () => {
     it('uses the recorded page and time', async () => {
       const { api, replay } = start();

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildContext, campaign, deviceType, LIBRARY, merge, osFromUserAgent, pageContext, type Environment } from '../src/context';
+import { buildContext, campaign, deviceType, freeze, LIBRARY, merge, osFromUserAgent, pageContext, type Environment } from '../src/context';
 
 const UA = {
   android: 'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Mobile Safari/537.36',
@@ -198,6 +198,25 @@ describe('buildContext', () => {
     expect(ctx).not.toHaveProperty('timezone');
     expect(ctx).not.toHaveProperty('userAgentData');
     expect(ctx).not.toHaveProperty('os');
+  });
+});
+
+describe('freeze', () => {
+  it('freezes plain data deeply, arrays included, and returns it', () => {
+    const data = { a: { b: [1, { c: 2 }] }, d: 'x' };
+    expect(freeze(data)).toBe(data);
+    expect(Object.isFrozen(data) && Object.isFrozen(data.a) && Object.isFrozen(data.a.b) && Object.isFrozen(data.a.b[1])).toBe(true);
+    expect(() => {
+      'use strict';
+      (data.a.b[1] as any).c = 3;
+    }).toThrow(TypeError);
+  });
+
+  it('leaves a merge over frozen data free to change', () => {
+    const out: any = merge(freeze({ page: { title: 't' }, library: { name: 'n' } }), { page: { title: 'mine' } });
+    out.page.title = 'again';
+    out.extra = 1;
+    expect(out.page.title).toBe('again');
   });
 });
 

@@ -132,6 +132,21 @@ describe('buildMessage', () => {
       expect(n.context.page).toStrictEqual(all);
     });
 
+    it("lets the caller's options.context.page win over page() properties (the caller's context wins over all)", () => {
+      const m = build('page', ['Docs', { title: 'From properties', path: '/props' }, { context: { page: { title: 'From context' } } }]);
+      expect(m.context.page.title).toBe('From context');
+      expect(m.context.page.path).toBe('/props');
+      expect(m.properties!.title).toBe('From properties');
+    });
+
+    it('gives every message a context object of its own (the automatic parts it shares are frozen by the caller)', () => {
+      const a = build('track', ['A', {}]);
+      const b = build('track', ['B', {}]);
+      expect(a.context).toEqual(CONTEXT);
+      expect(a.context).not.toBe(b.context);
+      expect(a.context).not.toBe(CONTEXT);
+    });
+
     it("keeps context.page's value where the caller's page property is not a string", () => {
       const m = build('page', [{ title: 42, url: null, path: { p: 1 } }]);
       expect(m.properties).toStrictEqual({ ...PAGE, title: 42, url: null, path: { p: 1 } });
