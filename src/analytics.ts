@@ -240,7 +240,7 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
     let adoptTimer: ReturnType<typeof setTimeout> | undefined;
     const adopt = (): Promise<void> =>
       tabs
-        .exclusive(() => tabs.orphans().then((isOrphan) => queue.adopt(isOrphan, ORPHAN_GRACE_MS)))
+        .exclusive((held) => tabs.orphans().then((isOrphan) => queue.adopt(isOrphan, ORPHAN_GRACE_MS, held)))
         .then(({ left, due }) => {
           clearTimeout(adoptTimer);
           const now = Date.now();
