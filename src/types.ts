@@ -68,7 +68,7 @@ export interface CallOptions {
 
 /** What a call's promise resolves with (and its callback receives), as in analytics.js. */
 export interface CallResult {
-  /** The message exactly as it was queued. */
+  /** The message exactly as it was queued (a copy: changing it changes nothing stored or sent). */
   event: Message;
 }
 
