@@ -7,38 +7,10 @@ import { createQueue, type Queue, type QueueRecord } from '../src/queue';
 import type { Transport } from '../src/transport';
 import type { Message } from '../src/types';
 import { byteLength } from '../src/validate';
+import { fakeQueue, record } from './fake-queue';
 
 const URL_ = 'https://api.test/v1/batch';
 const KEY = 'wk_test_1234567890';
-
-let seq = 0;
-function record(pad = 0): QueueRecord {
-  const id = 'm' + String(++seq).padStart(8, '0');
-  const message = { type: 'track', event: 'E', messageId: id, properties: { pad: 'x'.repeat(pad) } } as unknown as Message;
-  return { id, message, bytes: byteLength(JSON.stringify(message)), queuedAt: Date.now(), attempts: 0, owner: 'me' };
-}
-
-// The queue as far as the hand-off uses it: memory (list, takeOut, putBack) and removal (IndexedDB work).
-function fakeQueue() {
-  const records: QueueRecord[] = [];
-  const drop = (ids: string[]) => {
-    for (let i = records.length - 1; i >= 0; i--) if (ids.includes(records[i].id)) records.splice(i, 1);
-  };
-  return {
-    records,
-    list: () => records,
-    remove: vi.fn(async (ids: string[]) => drop(ids)),
-    takeOut: vi.fn((ids: string[]) => {
-      const out = records.filter((r) => ids.includes(r.id));
-      drop(ids);
-      return out;
-    }),
-    putBack: vi.fn((back: QueueRecord[]) => {
-      records.push(...back);
-      records.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    }),
-  };
-}
 
 // `beacon` says whether the browser accepted the body (sendBeacon's answer).
 function setup(beacon: (url: string, body: string) => boolean = () => true, over: Partial<HandoffDeps> = {}) {

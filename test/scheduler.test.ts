@@ -7,42 +7,10 @@ import type { Tabs } from '../src/locks';
 import { createTransport, type Transport } from '../src/transport';
 import type { AnalyticsError, Message } from '../src/types';
 import { byteLength } from '../src/validate';
+import { fakeQueue, record } from './fake-queue';
 
 const URL_ = 'https://api.test/v1/batch';
 const KEY = 'wk_test_1234567890';
-
-let seq = 0;
-function record(pad = 0, extra: Record<string, unknown> = {}): QueueRecord {
-  const id = 'm' + String(++seq).padStart(8, '0');
-  const message = { type: 'track', event: 'E', messageId: id, properties: { pad: 'x'.repeat(pad), ...extra } } as unknown as Message;
-  return { id, message, bytes: byteLength(JSON.stringify(message)), queuedAt: Date.now(), attempts: 0, owner: 'me' };
-}
-
-function fakeQueue() {
-  const records: QueueRecord[] = [];
-  const drop = (ids: string[]) => {
-    for (let i = records.length - 1; i >= 0; i--) if (ids.includes(records[i].id)) records.splice(i, 1);
-  };
-  return {
-    records,
-    list: () => records,
-    flushed: () => Promise.resolve(),
-    // IndexedDB work: the real queue drops the records from memory and from the store.
-    remove: vi.fn(async (ids: string[]) => drop(ids)),
-    // Memory only, as the real queue does.
-    takeOut: vi.fn((ids: string[]) => {
-      const out = records.filter((r) => ids.includes(r.id));
-      drop(ids);
-      return out;
-    }),
-    putBack: vi.fn((back: QueueRecord[]) => {
-      records.push(...back);
-      records.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    }),
-    // Counts the attempt on the records and returns the most, as the real queue does (which also stores it).
-    failed: vi.fn((ids: string[]) => Math.max(0, ...records.filter((r) => ids.includes(r.id)).map((r) => ++r.attempts))),
-  };
-}
 
 interface Reply {
   status: number;
