@@ -67,6 +67,16 @@ function stubBeacon(beacon: (...a: any[]) => boolean, online = true) {
   vi.spyOn(navigator, 'onLine', 'get').mockReturnValue(online);
 }
 
+// Two requests with the same body, the first with keepalive and the second without, and nothing left queued.
+function expectSentAgainWithoutKeepalive(fetch: { mock: { calls: unknown[][] } }, left: QueueRecord[]) {
+  expect(fetch.mock.calls).toHaveLength(2);
+  const [first, second] = fetch.mock.calls.map((c) => c[1] as RequestInit);
+  expect(first.keepalive).toBe(true);
+  expect(second.keepalive).toBe(false);
+  expect(second.body).toBe(first.body);
+  expect(left).toEqual([]);
+}
+
 // Lets pending promise chains (fetch answers, queue removals) run without moving the fake clock.
 const drain = async () => {
   for (let i = 0; i < 5; i++) await new Promise<void>((r) => setImmediate(r));
@@ -353,12 +363,7 @@ describe('createScheduler', () => {
       expect(fn).toHaveBeenCalledTimes(1);
       await advance(0);
       await done;
-      expect(fn).toHaveBeenCalledTimes(2);
-      const [first, second] = fn.mock.calls.map((c) => c[1] as RequestInit);
-      expect(first.keepalive).toBe(true);
-      expect(second.keepalive).toBe(false);
-      expect(second.body).toBe(first.body);
-      expect(queue.records).toEqual([]);
+      expectSentAgainWithoutKeepalive(fn, queue.records);
       expect(r.attempts).toBe(0);
       expect(emit).not.toHaveBeenCalledWith('retry', expect.anything());
     });
@@ -672,12 +677,7 @@ describe('createScheduler', () => {
       fail(new TypeError('Failed to fetch'));
       await advance(10);
       await done;
-      expect(fetch).toHaveBeenCalledTimes(2);
-      const [first, second] = fetch.mock.calls.map((c) => c[1] as RequestInit);
-      expect(first.keepalive).toBe(true);
-      expect(second.keepalive).toBe(false);
-      expect(second.body).toBe(first.body);
-      expect(queue.records).toEqual([]);
+      expectSentAgainWithoutKeepalive(fetch, queue.records);
       expect(emit).toHaveBeenCalledWith('delivered', [inflight.message]);
       expect(note()).toBeNull();
     });
