@@ -2,8 +2,10 @@
 //  - the project's collector (collector/server.mjs, any write key);
 //  - an API front (a plain reverse proxy) that all three libraries send to. It records the arrival time of every
 //    request and aliases the batch path `/v1/b` of analytics-next and of Customer.io's SDK (both send
-//    `POST {apiHost}/b`, apiHost ending in /v1) to the collector's `/v1/batch`; everything else passes through
-//    unchanged, so every library pays the same extra hop;
+//    `POST {apiHost}/b`, apiHost ending in /v1) to the collector's `/v1/batch`, and the one-letter paths of their
+//    default (standard) delivery, `POST {apiHost}/p` (page), `/t`, `/i`, `/g`, `/a`, `/s`, one event per request,
+//    to the collector's `/v1/page`, `/v1/track`, ...; everything else passes through unchanged, so every library
+//    pays the same extra hop;
 //  - the site (collector/static.mjs) serving generated pages from bench/.tmp/site, our dist/ under /dist/, and
 //    analytics-next's UMD folder under /analytics-next/bundles/ (where its standalone bundle loads chunks from).
 //    Its CDN settings JSON is rendered from bench/site/segment-settings.json into
@@ -13,6 +15,10 @@
 //    /v1/analytics-js/ (its webpack public path, `{cdn}/v1/analytics-js/`), and its settings, rendered from
 //    bench/site/cio-settings.json, at /v1/projects/<key>/settings (`{cdn}/v1/projects/<key>/settings`). It uses
 //    its own write key so that its settings and analytics-next's don't share a path.
+//  - each peer once more in its default delivery: the same settings template without the Segment.io / Customer.io
+//    Data Pipelines destination's `deliveryStrategy` (so the SDK sends each event at once, as a workspace does
+//    unless batching is turned on), served under a write key of its own (SEGMENT_DEFAULT_KEY, CIO_DEFAULT_KEY) from
+//    the pages segment-default(-page).html and cio-default(-page).html, so one run serves both variants.
 import http from 'node:http';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -39,6 +45,11 @@ export const CIO_PKG = path.join(ROOT, 'node_modules/@customerio/cdp-analytics-b
 export const CIO_UMD = path.join(CIO_PKG, 'dist/umd');
 /** Customer.io's SDK gets its own key: its settings URL has the same shape as analytics-next's. */
 export const CIO_WRITE_KEY = 'benchkeycio';
+/** Write keys of the peers' default-delivery variants (settings without `deliveryStrategy`). */
+export const SEGMENT_DEFAULT_KEY = 'benchkeydefault';
+export const CIO_DEFAULT_KEY = 'benchkeyciodefault';
+/** The one-letter paths of analytics-next's and Customer.io's standard dispatcher (`ctx.event.type.charAt(0)`). */
+const SINGLE_PATHS = { p: 'page', t: 'track', i: 'identify', g: 'group', a: 'alias', s: 'screen' };
 /** SNIPPET_VERSION of the Customer.io snippet this bench reproduces (see cioSnippet). */
 export const CIO_SNIPPET_VERSION = '4.15.3';
 
@@ -73,7 +84,9 @@ export async function startApiFront(targetPort) {
   const server = http.createServer((req, res) => {
     const rec = { t: nowMs(), tEnd: null, method: req.method, path: new URL(req.url, 'http://x').pathname, bytes: 0, status: null, contentType: req.headers['content-type'] || null };
     records.push(rec);
-    const upPath = rec.path === '/v1/b' ? req.url.replace(/^\/v1\/b(?=$|\?)/, '/v1/batch') : req.url;
+    const one = /^\/v1\/([a-z])$/.exec(rec.path);
+    const upPath = rec.path === '/v1/b' ? req.url.replace(/^\/v1\/b(?=$|\?)/, '/v1/batch')
+      : one && SINGLE_PATHS[one[1]] ? req.url.replace(/^\/v1\/[a-z](?=$|\?)/, '/v1/' + SINGLE_PATHS[one[1]]) : req.url;
     const up = http.request({ host: '127.0.0.1', port: targetPort, method: req.method, path: upPath, headers: req.headers, agent }, (ur) => {
       rec.status = ur.statusCode;
       res.writeHead(ur.statusCode, ur.headers);
@@ -151,6 +164,18 @@ const render = (file, vars) =>
     return vars[k];
   });
 
+/**
+ * A settings template's text without its destination's `deliveryStrategy` (the peer's default delivery): the key's
+ * line is cut out of the text, so the rest stays byte for byte; checked against the parsed template minus that key.
+ */
+export function withoutDeliveryStrategy(text) {
+  const want = JSON.parse(text);
+  for (const v of Object.values(want.integrations || {})) delete v.deliveryStrategy;
+  const out = text.replace(/,\s*\n\s*"deliveryStrategy":\s*\{[^\n]*\}\s*(?=\n)/g, '');
+  if (out === text || JSON.stringify(JSON.parse(out)) !== JSON.stringify(want)) throw new Error('could not drop deliveryStrategy from a settings template');
+  return out;
+}
+
 function writeOut(rel, text) {
   const file = path.join(SITE_OUT, rel);
   fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -171,13 +196,20 @@ async function renderSite({ siteUrl, apiUrl }) {
     // The current snippet sets analytics._cdn (useHostForBundles); it hard-codes https://, our local site is http.
     const seg = segmentSnippet({ apiKey: WRITE_KEY, host: siteHost, useHostForBundles: true, page, load: true }).replace(/https:\/\//g, 'http://');
     const cio = cioSnippet({ writeKey: CIO_WRITE_KEY, cdn: siteUrl, page });
+    // The default-delivery variants: the same snippets under the keys whose settings have no deliveryStrategy.
+    const segDefault = segmentSnippet({ apiKey: SEGMENT_DEFAULT_KEY, host: siteHost, useHostForBundles: true, page, load: true }).replace(/https:\/\//g, 'http://');
+    const cioDefault = cioSnippet({ writeKey: CIO_DEFAULT_KEY, cdn: siteUrl, page });
     const suffix = page ? '-page' : '';
     writeOut(`ours${suffix}.html`, render('ours.html', { SNIPPET: ours }));
     writeOut(`segment${suffix}.html`, render('segment.html', { SNIPPET: seg }));
     writeOut(`cio${suffix}.html`, render('cio.html', { SNIPPET: cio }));
+    writeOut(`segment-default${suffix}.html`, render('segment.html', { SNIPPET: segDefault }));
+    writeOut(`cio-default${suffix}.html`, render('cio.html', { SNIPPET: cioDefault }));
     snippets[`ours${suffix}`] = ours;
     snippets[`segment${suffix}`] = seg;
     snippets[`cio${suffix}`] = cio;
+    snippets[`segment-default${suffix}`] = segDefault;
+    snippets[`cio-default${suffix}`] = cioDefault;
   }
   writeOut('other.html', render('other.html', {}));
   writeOut('blank.html', render('blank.html', {}));
@@ -186,15 +218,21 @@ async function renderSite({ siteUrl, apiUrl }) {
   writeOut(`v1/projects/${WRITE_KEY}/settings`, settings);
   // The snippet loads {cdn}/analytics.js/v1/<key>/analytics.min.js: that file is the standalone bundle, byte for byte.
   writeOut(`analytics.js/v1/${WRITE_KEY}/analytics.min.js`, fs.readFileSync(path.join(SEGMENT_UMD, 'standalone.js')));
+  const settingsDefault = withoutDeliveryStrategy(render('segment-settings.json', { WRITE_KEY: SEGMENT_DEFAULT_KEY, API_HOST: apiHostForSegment }));
+  writeOut(`v1/projects/${SEGMENT_DEFAULT_KEY}/settings`, settingsDefault);
+  writeOut(`analytics.js/v1/${SEGMENT_DEFAULT_KEY}/analytics.min.js`, fs.readFileSync(path.join(SEGMENT_UMD, 'standalone.js')));
   // Customer.io's CDN: settings, the standalone bundle where its snippet asks for it, the lazy chunks beside.
   const cioSettings = render('cio-settings.json', { WRITE_KEY: CIO_WRITE_KEY, API_HOST: apiHostForSegment });
   JSON.parse(cioSettings);
   writeOut(`v1/projects/${CIO_WRITE_KEY}/settings`, cioSettings);
   writeOut(`v1/analytics-js/snippet/${CIO_WRITE_KEY}/analytics.min.js`, fs.readFileSync(path.join(CIO_UMD, 'standalone.js')));
+  const cioSettingsDefault = withoutDeliveryStrategy(render('cio-settings.json', { WRITE_KEY: CIO_DEFAULT_KEY, API_HOST: apiHostForSegment }));
+  writeOut(`v1/projects/${CIO_DEFAULT_KEY}/settings`, cioSettingsDefault);
+  writeOut(`v1/analytics-js/snippet/${CIO_DEFAULT_KEY}/analytics.min.js`, fs.readFileSync(path.join(CIO_UMD, 'standalone.js')));
   for (const f of fs.readdirSync(CIO_UMD)) {
     if (f.endsWith('.js')) writeOut(`v1/analytics-js/${f}`, fs.readFileSync(path.join(CIO_UMD, f)));
   }
-  return { snippets, settings, cioSettings };
+  return { snippets, settings, cioSettings, settingsDefault, cioSettingsDefault };
 }
 
 /** Starts collector, API front and site; returns handles and a close(). */
