@@ -16,6 +16,7 @@ import { analyticsError, createEpisodes, refused } from './errors';
 
 // Taken when the bundle runs (a page may replace JSON later).
 const parse = JSON.parse;
+const isFunction = (v: unknown) => typeof v == 'function';
 import { normalise } from './call';
 import { monotonicUlid } from './ulid';
 import { buildContext, freeze, pageContext, type Environment, type Hints } from './context';
@@ -137,7 +138,7 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
 
   function invoke(type: MessageType, args: unknown[], site?: CallSite): Promise<CallResult> {
     // Found before normalise runs, so arguments it refuses still reach the callback (normalise finds the same one).
-    const callback = args.find((x) => typeof x == 'function') as Callback | undefined;
+    const callback = args.find(isFunction) as Callback | undefined;
     if (!core && typeof window == 'undefined') return refuse(analyticsError('not_loaded', 'svc-analytics runs in a browser only'), callback);
     // The page and time of the call itself, also for a call that waits for `load`.
     const at = site || { page: [location.href, document.title, document.referrer] as RecordedPage, time: Date.now() };
@@ -253,7 +254,7 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
       emitter.emit('ready');
       scheduler.notify();
     });
-    const instance: Core = { identity, scheduler, queue, env: readEnvironment(), integrations: settings.integrations, owner, ready };
+    const instance: Core = { identity, scheduler, queue, env: readEnvironment(), integrations: freeze(settings.integrations), owner, ready };
     if (options.highEntropyHints) highEntropyHints().then((hints) => (instance.hints = hints));
     listenLifecycle({
       exit(how) {

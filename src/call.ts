@@ -13,6 +13,12 @@ export interface NormalisedCall {
 // page(category?, name?, ...), screen(category?, name?, ...), alias(userId, previousId?, ...).
 const SLOTS: Record<MessageType, number> = { track: 1, identify: 1, group: 1, alias: 2, page: 2, screen: 2 };
 
+const isFunction = (v: unknown) => typeof v == 'function';
+const NO_OPTIONS: CallOptions = Object.freeze({});
+const OPTION_OBJECTS = ['integrations', 'context'] as const;
+const refuse = (type: MessageType, what: string): never => {
+  throw analyticsError('invalid_arguments', `${type}: ${what}`);
+};
 const isObj = (v: unknown): v is JSONObject => typeof v == 'object' && v !== null && !Array.isArray(v);
 const isStr = (v: unknown) => typeof v == 'string' || typeof v == 'number';
 
@@ -22,7 +28,7 @@ const isStr = (v: unknown) => typeof v == 'string' || typeof v == 'number';
  * Throws an AnalyticsError (`invalid_arguments`) for arguments it cannot read; the caller catches.
  */
 export function normalise(type: MessageType, args: unknown[]): NormalisedCall {
-  const fn = args.findIndex((a) => typeof a == 'function');
+  const fn = args.findIndex(isFunction);
   const callback = fn < 0 ? undefined : (args[fn] as Callback);
   const rest = fn < 0 ? args.slice() : args.slice(0, fn);
   const strings: (string | undefined)[] = [];
@@ -31,16 +37,14 @@ export function normalise(type: MessageType, args: unknown[]): NormalisedCall {
     const s = rest.shift();
     strings.push(s == null ? undefined : String(s));
   }
-  const [props, options = {}] = rest;
-  const bad = (what: string) => {
-    throw analyticsError('invalid_arguments', `${type}: ${what}`);
-  };
+  const [props, options] = rest;
+  const bad = (what: string) => refuse(type, what);
   // A Date (or anything whose toJSON is not an object) would not be an object on the wire.
   if (props != null && (!isObj(props) || (typeof props.toJSON == 'function' && !isObj(sanitize(props))))) bad(`expected an object of ${type == 'alias' ? 'options' : type == 'track' || type == 'page' || type == 'screen' ? 'properties' : 'traits'}, got ${typeof props}`);
   if (options != null && !isObj(options)) bad(`expected an options object, got ${typeof options}`);
   // alias(userId, previousId?, options?): the second "object" slot is options.
-  const opts = ((type == 'alias' ? props : options) || {}) as CallOptions;
-  for (const k of ['integrations', 'context'] as const)
+  const opts = ((type == 'alias' ? props : options) || NO_OPTIONS) as CallOptions;
+  for (const k of OPTION_OBJECTS)
     if (opts[k] != null && !isObj(opts[k])) bad(`options.${k} must be an object`);
   if (opts.anonymousId != null && !isStr(opts.anonymousId)) bad('options.anonymousId must be a string');
   const p = (props || {}) as JSONObject;

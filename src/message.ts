@@ -72,7 +72,8 @@ export function buildMessage(parts: MessageParts): BuiltMessage | AnalyticsError
   }
   for (const k of OBJECTS) if (k in fields && !isObject(clean[k])) return analyticsError('invalid_payload', `${k} must be an object`);
   if (callContext !== undefined && !isObject(callContext)) return analyticsError('invalid_payload', 'context must be an object');
-  const integrations = { ...parts.integrations, ...(callIntegrations as JSONObject) };
+  // (without the call's own, the load-time defaults as they are: the caller freezes them)
+  const integrations = callIntegrations === undefined ? parts.integrations : { ...parts.integrations, ...(callIntegrations as JSONObject) };
   for (const k of ownKeys(integrations))
     if (typeof integrations[k] != 'boolean') return analyticsError('invalid_payload', `integrations.${k} must be true or false (spec 000 section 2.3)`);
 
@@ -98,14 +99,14 @@ export function buildMessage(parts: MessageParts): BuiltMessage | AnalyticsError
     ...(userId && type != 'alias' && { userId }),
     integrations,
   };
-  // Every message has a context object of its own; what it shares with other messages is the automatic context's
-  // parts, which the caller freezes (see `freeze`). `context` comes last: serialised, the message is `rest` with
+  // Without a context of the call's own, messages share the automatic context, which the caller freezes (see
+  // `freeze`: none can change another's). `context` comes last: serialised, the message is `rest` with
   // `,"context":{...}` before its closing brace, so a context measured once is not serialised again.
   const context = merge(automatic, callContext as JSONObject);
   const shared = context == parts.context;
   const quick = shared && parts.contextBytes != null ? byteLength(stringify(rest as JSONValue)) + 11 + parts.contextBytes : 0;
   const message = rest as unknown as Message;
-  message.context = shared ? { ...context } : context;
+  message.context = context;
   const bytes = quick || byteLength(stringify(message as unknown as JSONValue));
   if (bytes > MESSAGE_LIMIT) return analyticsError('message_too_large', `message is ${bytes} bytes, over the ${MESSAGE_LIMIT} limit`, [message.messageId]);
   return { message, bytes };

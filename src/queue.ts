@@ -109,6 +109,7 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
 
   // Records are in id (call time) order, so expired ones are a prefix: cheap on every call.
   const expire = (now: number) => {
+    if (!records.length || now - records[0].queuedAt <= bounds.maxAgeMs) return; // the common case: nothing to do
     const expired: string[] = [];
     for (const r of records) {
       if (now - r.queuedAt <= bounds.maxAgeMs) break;

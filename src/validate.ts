@@ -56,9 +56,15 @@ export function isoDate(d: Date): string | null {
  * undefined when there is none such (invalid, or a year outside 0000-9999, which ISO 8601 cannot hold unextended).
  */
 export function timestamp(value: unknown): string | undefined {
+  // Calls in a burst share their millisecond: the last one is remembered (the answer only depends on `value`).
+  if (typeof value == 'number' && value === lastTime) return lastIso;
   const iso = isoDate(value instanceof Date ? value : new Date(value as string));
-  return iso && iso.length == 24 ? iso : undefined;
+  const valid = iso && iso.length == 24 ? iso : undefined;
+  if (typeof value == 'number') (lastTime = value), (lastIso = valid);
+  return valid;
 }
+let lastTime: number | undefined;
+let lastIso: string | undefined;
 
 /**
  * Turns any value into plain JSON data, predictably:
@@ -103,10 +109,12 @@ export function sanitize(value: unknown, seen: object[] = [], json = true): JSON
     }
   } else {
     out = {};
-    for (const k of ownKeys(v)) {
-      const s = sanitize(v[k], seen);
-      if (s !== undefined) setOwn(out, k, s);
-    }
+    // (own keys in Object.keys order, as `ownKeys` gives them, without an array per object)
+    for (const k in v)
+      if (hasOwn.call(v, k)) {
+        const s = sanitize(v[k], seen);
+        if (s !== undefined) setOwn(out, k, s);
+      }
   }
   seen.pop();
   return out;

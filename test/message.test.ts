@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildMessage, identifyTraits, type BuiltMessage, type MessageParts, type Visitor } from '../src/message';
 import { normalise, type NormalisedCall } from '../src/call';
-import { buildContext, pageContext, type Environment } from '../src/context';
+import { buildContext, freeze, pageContext, type Environment } from '../src/context';
 import { MESSAGE_LIMIT } from '../src/validate';
 import type { AnalyticsError, Message, MessageType } from '../src/types';
 import { patched } from './patched';
@@ -139,12 +139,14 @@ describe('buildMessage', () => {
       expect(m.properties!.title).toBe('From properties');
     });
 
-    it('gives every message a context object of its own (the automatic parts it shares are frozen by the caller)', () => {
+    it('shares the automatic context (which the caller freezes) unless the call brings a context or page facts of its own', () => {
       const a = build('track', ['A', {}]);
       const b = build('track', ['B', {}]);
-      expect(a.context).toEqual(CONTEXT);
-      expect(a.context).not.toBe(b.context);
-      expect(a.context).not.toBe(CONTEXT);
+      expect(a.context).toBe(CONTEXT);
+      expect(b.context).toBe(CONTEXT);
+      const own = build('track', ['C', {}, { context: { ip: '1.2.3.4' } }]);
+      expect(own.context).not.toBe(CONTEXT);
+      expect(own.context).toEqual({ ...CONTEXT, ip: '1.2.3.4' });
     });
 
     it("keeps context.page's value where the caller's page property is not a string", () => {
@@ -281,14 +283,14 @@ describe('buildMessage', () => {
       expect(build('track', ['x'], { visitor: KNOWN }).anonymousId).toBe('anon-1');
     });
 
-    it("merges the call's integrations over the load defaults, into a new object", () => {
+    it("merges the call's integrations over the load defaults, into a new object (without the call's, the defaults as given)", () => {
       const defaults = { All: true, 'Google Analytics': false };
       const m = build('track', ['x', {}, { integrations: { 'Google Analytics': true, Mixpanel: false } }], { integrations: defaults });
       expect(m.integrations).toStrictEqual({ All: true, 'Google Analytics': true, Mixpanel: false });
       expect(defaults).toStrictEqual({ All: true, 'Google Analytics': false });
       const plain = build('track', ['x'], { integrations: defaults });
       expect(plain.integrations).toStrictEqual(defaults);
-      expect(plain.integrations).not.toBe(defaults);
+      expect(m.integrations).not.toBe(defaults);
     });
 
     it('refuses integrations values that are not booleans with invalid_payload naming the key (spec 000 section 2.3)', () => {
@@ -417,16 +419,12 @@ describe('buildMessage', () => {
       }
     });
 
-    it('gives each message its own top-level context object', () => {
-      const context = buildContext({ env: ENV, page: PAGE });
-      const p = parts('track', ['x'], { context });
-      const a = buildMessage(p) as BuiltMessage;
-      const b = buildMessage(p) as BuiltMessage;
-      expect(a.message.context).not.toBe(b.message.context);
-      expect(a.message.context).not.toBe(context);
-      a.message.context.extra = 1;
-      expect(b.message.context.extra).toBeUndefined();
-      expect(context.extra).toBeUndefined();
+    it('never changes the automatic context it is given (it is shared: the caller freezes it)', () => {
+      const context = freeze(buildContext({ env: ENV, page: PAGE }));
+      const before = JSON.stringify(context);
+      buildMessage(parts('page', ['Docs', { title: 'Mine' }], { context }));
+      buildMessage(parts('track', ['x', {}, { context: { page: { title: 'T' }, extra: 1 } }], { context }));
+      expect(JSON.stringify(context)).toBe(before);
     });
 
     it('gives equal messages for equal parts (pure), and leaves the parts unchanged', () => {
