@@ -173,9 +173,11 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
       safely(callback, stored);
       return refused(stored);
     }
+    // The scheduler hears of it at once: a request may leave while IndexedDB still writes (a message leaves the
+    // queue only after a 2xx, and one delivered before its write is never written: see queue.ts `removed`).
+    instance.scheduler.notify();
     // (never rejects: a queue that cannot store keeps the message in memory)
     return stored.then(() => {
-      instance.scheduler.notify();
       // The page gets a copy: what it does with it never changes what is stored and sent (or its measured size).
       const event = parse(stringify(message as unknown as JSONValue)) as Message;
       const result: CallResult = { event };

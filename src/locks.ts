@@ -11,8 +11,8 @@ export const ORPHAN_GRACE_MS = 1500;
 
 /**
  * Tabs sharing the queue, through the Web Locks API (https://w3c.github.io/web-locks/): each tab holds a lock named
- * after itself while it lives, so the browser itself tells which tabs are gone (their records are orphans); sends
- * are serialised by one more lock. A living tab waits on the other tabs' locks (it learns of them from the lock
+ * after itself while it lives, so the browser itself tells which tabs are gone (their records are orphans); adoption
+ * is serialised by one more lock. A living tab waits on the other tabs' locks (it learns of them from the lock
  * manager and a BroadcastChannel), so the browser calls `gone` within moments of a tab's death.
  * Where Web Locks are missing, or exist and reject (a SecurityError where storage is blocked: sandboxed frames,
  * "block all cookies"), a record of another tab counts as orphaned once it is older than `LEASE_MS`.
@@ -25,7 +25,7 @@ export function createTabs(id: string, gone: () => void) {
     // a getter that throws: as if missing
   }
   let release: (() => void) | undefined;
-  // Settles when this page leaves: a send still running then lets go of the send lock (see `exclusive`).
+  // Settles when this page leaves: work still running then lets go of the lock (see `exclusive`).
   let left!: Promise<void>;
   let letGo: (() => void) | undefined;
   const stay = () => void (left = new Promise<void>((r) => (letGo = r)));
@@ -126,10 +126,19 @@ export function createTabs(id: string, gone: () => void) {
       const alive = new Set((snapshot.held || []).map((l) => l.name));
       return (r) => r.owner != id && !alive.has(tabLock(r.owner));
     },
+    /**
+     * A test that stays true until this page leaves (it may be restored, and start again with a new test): work that
+     * began before must start nothing more (another tab may adopt this page's records once it left, and send them).
+     */
+    alive(): () => boolean {
+      const at = leaves;
+      return () => leaves == at;
+    },
     /** True when there is no lock manager to tell when a tab dies: the caller polls at the lease instead. */
     leased: () => !locks,
     /**
-     * Runs `fn` while no other tab of this site is sending (just runs it where Web Locks are unusable). The lock is
+     * Runs `fn` while no other tab of this site adopts records (so no two tabs adopt the same orphan); where Web
+     * Locks are unusable it just runs it. The lock is
      * let go when this page leaves, even if `fn` still runs (a request in flight): a page in the back/forward cache
      * that holds a lock another page asks for is evicted (Chromium's reason "weblocks-contention", seen in
      * e2e/conditions.spec.ts; https://developer.mozilla.org/en-US/docs/Web/API/NotRestoredReasonDetails/reason).
@@ -141,7 +150,7 @@ export function createTabs(id: string, gone: () => void) {
       const held = () => leaves == at;
       if (!locks) return fn(held);
       let result: Promise<T> | undefined;
-      return request(PREFIX + 'send', {}, () => Promise.race([(result = new Promise<T>((r) => r(fn(held)))).catch(() => {}), left])).then(
+      return request(PREFIX + 'adopt', {}, () => Promise.race([(result = new Promise<T>((r) => r(fn(held)))).catch(() => {}), left])).then(
         () => result || fn(held),
       );
     },

@@ -27,7 +27,7 @@ export interface SchedulerDeps {
  * Decides when to send and owns the retry state: a message stored when nothing is in flight and nothing was sent for
  * `flushInterval` ms goes at once; otherwise a flush starts when `flushAt` messages wait or `flushInterval` ms after
  * the oldest was queued; it sends everything waiting in as few requests as the 500 KB limit allows, one
- * request at a time across all tabs. Failures back off (honouring Retry-After) with the messages kept in order;
+ * request at a time in each tab. Failures back off (honouring Retry-After) with the messages kept in order;
  * a 4xx splits the batch until the one bad message is found and dropped. At page exit it calls the hand-off
  * (handoff.ts) with what it has in flight.
  */
@@ -136,11 +136,11 @@ export function createScheduler(d: SchedulerDeps) {
   const pass = async (force: boolean) => {
     if (offline()) return; // `online` resumes
     if (!force && Date.now() < retryUntil) return plan();
-    await d.queue.flushed();
-    // Once the page left (it may be restored), the rest waits: another tab may be sending these records by then.
-    await d.tabs.exclusive(async (held) => {
-      for (const batch of planBatches(waiting())) if (!held() || !(await send(batch))) break;
-    });
+    // Each tab sends its own records, so no lock between tabs is needed (asking for one delays the first event: a
+    // page's first IndexedDB open holds up Web Locks grants in Chromium, e2e/delivery.spec.ts "the first message of
+    // a quiet spell"). Once the page left (it may be restored), the rest waits: another tab may adopt and send them.
+    const alive = d.tabs.alive();
+    for (const batch of planBatches(waiting())) if (!alive() || !(await send(batch))) break;
     plan();
   };
 

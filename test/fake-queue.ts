@@ -22,7 +22,6 @@ export function fakeQueue() {
   return {
     records,
     list: () => records,
-    flushed: () => Promise.resolve(),
     // IndexedDB work: the real queue drops the records from memory and from the store.
     remove: vi.fn(async (ids: string[]) => drop(ids)),
     // Memory only, as the real queue does.

@@ -3,7 +3,7 @@ import { createTabs, LEASE_MS } from '../src/locks';
 import type { QueueRecord } from '../src/queue';
 
 const TAB = (id: string) => 'svc-analytics:tab:' + id;
-const SEND = 'svc-analytics:send';
+const SEND = 'svc-analytics:adopt'; // the lock of `exclusive`
 
 interface Request {
   name: string;
@@ -106,6 +106,19 @@ async function expectLeaseMode(t: ReturnType<typeof createTabs>) {
 }
 
 describe('createTabs', () => {
+  describe('alive', () => {
+    it('stays true until the page leaves, and a test taken after a new enter() is true again', () => {
+      const t = tabs('A');
+      const before = t.alive();
+      expect(before()).toBe(true);
+      t.leave();
+      expect(before()).toBe(false);
+      t.enter();
+      expect(before()).toBe(false);
+      expect(t.alive()()).toBe(true);
+    });
+  });
+
   describe('without Web Locks', () => {
     it('takes over records of other tabs after the 60 s lease and runs exclusive work at once', async () => {
       useLocks(undefined);
