@@ -131,6 +131,34 @@ function realOrResolved(dir) {
   }
 }
 
+/**
+ * A first-party path forwarded to another server, the way a site proxies the API (`/ingest/v1/batch` to
+ * `{target}/v1/batch`): method, headers (Host excepted) and body pass through, and the answer comes back as it is.
+ * Returns a function that forwards a request under one of the prefixes and says whether it did.
+ */
+function createProxy(proxies) {
+  const rules = Object.entries(proxies).map(([prefix, target]) => ['/' + prefix.replace(/^\/+|\/+$/g, ''), new URL(target)]);
+  return (req, res) => {
+    const rule = rules.find(([prefix]) => req.url === prefix || req.url.startsWith(prefix + '/') || req.url.startsWith(prefix + '?'));
+    if (!rule) return false;
+    const [prefix, target] = rule;
+    const { host: _host, ...headers } = req.headers;
+    const upstream = http.request(
+      { hostname: target.hostname, port: target.port, method: req.method, path: req.url.slice(prefix.length) || '/', headers },
+      (answer) => {
+        res.writeHead(answer.statusCode || 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    upstream.on('error', () => {
+      if (!res.headersSent) res.writeHead(502);
+      res.end();
+    });
+    req.pipe(upstream);
+    return true;
+  };
+}
+
 function normaliseMounts(mounts) {
   const out = {};
   for (const [prefix, dir] of Object.entries(mounts)) {
@@ -190,8 +218,9 @@ function createHandler({ root, mounts, snippetFile, headers }) {
  * @param {Record<string, string>} [options.headers={}] Added to every response (e.g. a CSP).
  * @returns {Promise<{ url: string, port: number, close(): Promise<void> }>}
  */
-export async function startStatic({ root, port = 8080, host = '127.0.0.1', mounts = {}, snippetFile = null, headers = {} }) {
+export async function startStatic({ root, port = 8080, host = '127.0.0.1', mounts = {}, snippetFile = null, headers = {}, proxies = {} }) {
   if (!root) throw new Error('startStatic: root is required');
+  const forward = createProxy(proxies);
   const handler = createHandler({
     root: fs.realpathSync(path.resolve(root)),
     mounts: normaliseMounts(mounts),
@@ -199,6 +228,7 @@ export async function startStatic({ root, port = 8080, host = '127.0.0.1', mount
     headers,
   });
   const server = http.createServer((req, res) => {
+    if (forward(req, res)) return;
     handler(req, res).catch((err) => {
       if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
       res.end(String(err && err.message || err));

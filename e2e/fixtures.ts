@@ -36,6 +36,8 @@ export const test = base.extend<{ collector: CollectorHandle; site: SiteHandle }
         port: 0,
         mounts: { '/dist/': root + 'dist', '/demo/': root + 'demo', '/node_modules/': root + 'node_modules' },
         snippetFile: root + 'dist/snippet.min.js',
+        // A first-party API path, as a site proxies it (CONTRACT section 3 `apiHost`).
+        proxies: { '/ingest': col.url },
       });
       await use({ col, site });
       await col.close();

@@ -318,6 +318,31 @@ for (const [label, init] of [
   });
 }
 
+test('apiHost as a path on the page\'s own origin (a first-party proxy): batches and the exit beacon go there, with no preflight', async ({ page, context, site, collector }) => {
+  const urls: string[] = [];
+  context.on('request', (r) => urls.push(`${r.method()} ${r.url()}`));
+  await open(page, site.page('/basic.html', { opts: JSON.stringify({ apiHost: '/ingest' }) }));
+  const id: string = await page.evaluate(async () => (await (window as any).analytics.track('First Party')).event.messageId);
+  expect(await collector.waitFor(1, { messageId: id }, 10000)).toHaveLength(1);
+  // what waits at exit leaves by beacon to the same path
+  await page.evaluate(() => (window as any).analytics.track('First Party Exit'));
+  await page.goto(site.page('/core-blank.html'));
+  expect(await collector.waitFor(1, { event: 'First Party Exit' }, 10000)).toHaveLength(1);
+  // Both came through the site's own origin (the proxy passes the page's Origin header on): the fetch with Basic
+  // auth, the exit beacon with the write key in its body.
+  const reqs = await collector.requests();
+  expect(reqs.map((r) => [r.method, r.path, r.origin, r.status])).toEqual([
+    ['POST', '/v1/batch', new URL(site.url).origin, 200],
+    ['POST', '/v1/batch', new URL(site.url).origin, 200],
+  ]);
+  expect(reqs.map((r) => r.auth)).toEqual(['basic', 'body']);
+  // same origin: no CORS preflight, and nothing went to the collector's own origin directly
+  expect(urls.filter((u) => u.startsWith('OPTIONS'))).toEqual([]);
+  expect(urls.filter((u) => u.includes(collector.url))).toEqual([]);
+  expect(urls.some((u) => u == `POST ${site.url}/ingest/v1/batch`)).toBe(true);
+  expect(await collector.violations()).toEqual([]);
+});
+
 test('events are only ever sent to the configured apiHost', async ({ page, context, site, collector }) => {
   const urls: string[] = [];
   context.on('request', (r) => urls.push(r.url()));

@@ -13,10 +13,14 @@ export const DEFAULT_FLUSH_AT = 20;
 /** `flushInterval` default: 1,000 ms, so events show up within a second; page exit is covered by sendBeacon. */
 export const DEFAULT_FLUSH_INTERVAL = 1000;
 
-/** `{apiHost}/v1/batch` from the `apiHost` and `region` options (CONTRACT section 3); pure. */
+/**
+ * `{apiHost}/v1/batch` from the `apiHost` and `region` options (CONTRACT section 3); pure. A path (`/ingest`) stays a
+ * path on the page's own origin: a first-party proxy.
+ */
 export function batchUrl(apiHost?: string, region?: string): string {
   let h = apiHost || (region == 'eu' ? DEFAULT_API_HOST.replace(/^[^.]+/, '$&-eu') : DEFAULT_API_HOST);
-  if (!/^https?:\/\//i.test(h)) h = 'https://' + h;
+  if (/^\/\//.test(h)) h = 'https:' + h;
+  else if (!/^(https?:\/)?\//i.test(h)) h = 'https://' + h;
   return h.replace(/\/+$/, '').replace(/\/v1$/i, '') + '/v1/batch';
 }
 

@@ -98,7 +98,7 @@ export type IdentityStorage = 'cookie' | 'localStorage' | 'memory';
 
 /** Options of `analytics.load(writeKey, options)` and `AnalyticsBrowser.load`. */
 export interface LoadOptions {
-  /** Base URL of the Data Pipelines API; no scheme means https, a trailing `/v1` is not doubled. @default the US (or EU) host */
+  /** Base URL of the Data Pipelines API, or a path on the page's own origin (`/ingest`, a first-party proxy); no scheme means https, a trailing `/v1` is not doubled. @default the US (or EU) host */
   apiHost?: string;
   /** `'us'` or `'eu'`; ignored when `apiHost` is given. @default 'us' */
   region?: 'us' | 'eu';

@@ -18,6 +18,14 @@ describe('batchUrl', () => {
     expect(batchUrl('api.example.com:8443')).toBe('https://api.example.com:8443/v1/batch');
   });
 
+  it('keeps a path on the page\'s own origin as a path (a first-party proxy), and reads //host as https', () => {
+    expect(batchUrl('/ingest')).toBe('/ingest/v1/batch');
+    expect(batchUrl('/ingest/')).toBe('/ingest/v1/batch');
+    expect(batchUrl('/ingest/v1')).toBe('/ingest/v1/batch');
+    expect(batchUrl('/a/b', 'eu')).toBe('/a/b/v1/batch');
+    expect(batchUrl('//api.example.com')).toBe('https://api.example.com/v1/batch');
+  });
+
   it('keeps a scheme that is given', () => {
     expect(batchUrl('http://localhost:8080')).toBe('http://localhost:8080/v1/batch');
     expect(batchUrl('https://api.example.com')).toBe('https://api.example.com/v1/batch');
