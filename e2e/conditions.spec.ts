@@ -247,6 +247,20 @@ test('a burst past the queue bounds: new calls are refused with queue_full (one 
   expectExactlyOnce(await collector.waitFor(1, { event: 'After Burst' }), [after]);
 });
 
+// Tracks `n` events on `page` and waits until their request failed and a retry is scheduled; returns their ids.
+async function trackIntoBackoff(page: Page, event: string, n: number): Promise<string[]> {
+  return page.evaluate(
+    async ([event, n]) => {
+      const a = (window as any).analytics;
+      const retried = new Promise((res) => a.on('retry', res));
+      const r = await Promise.all(Array.from({ length: n }, (_, i) => a.track(event, { i: i + 1 })));
+      await retried;
+      return r.map((x: any) => x.event.messageId);
+    },
+    [event, n] as const,
+  );
+}
+
 test("a tab closed during a retry backoff: a living tab sends its messages within seconds, without a reload", async ({ context, site, collector }) => {
   const opts = { opts: JSON.stringify({ flushInterval: 100, debug: !!process.env.DEBUG_E2E }) };
   const living = await context.newPage();
@@ -257,13 +271,7 @@ test("a tab closed during a retry backoff: a living tab sends its messages withi
   await collector.fault({ status: 503, times: 1, retryAfter: 120 });
   const closing = await context.newPage();
   await open(closing, site.page('/basic.html', opts));
-  const ids = await closing.evaluate(async () => {
-    const a = (window as any).analytics;
-    const retried = new Promise((res) => a.on('retry', res));
-    const r = await Promise.all([1, 2, 3, 4, 5].map((i) => a.track('Orphaned', { i })));
-    await retried;
-    return r.map((x: any) => x.event.messageId);
-  });
+  const ids = await trackIntoBackoff(closing, 'Orphaned', 5);
   await living.bringToFront();
   await closing.close();
   const closedAt = Date.now();
@@ -284,13 +292,7 @@ test('without Web Locks, a tab closed during a retry backoff has its messages se
   await collector.fault({ status: 503, times: 1, retryAfter: 600 });
   const closing = await context.newPage();
   await open(closing, site.page('/basic.html', opts));
-  const ids = await closing.evaluate(async () => {
-    const a = (window as any).analytics;
-    const retried = new Promise((res) => a.on('retry', res));
-    const r = await Promise.all([1, 2, 3].map((i) => a.track('Leased', { i })));
-    await retried;
-    return r.map((x: any) => x.event.messageId);
-  });
+  const ids = await trackIntoBackoff(closing, 'Leased', 3);
   const closedAt = Date.now();
   await closing.close();
   // The lease is 60 s from when the messages were queued; the living tab looks at least every 30 s.

@@ -13,10 +13,6 @@ import type {
   User,
 } from './types';
 import { analyticsError, createEpisodes, refused } from './errors';
-
-// Taken when the bundle runs (a page may replace JSON later).
-const parse = JSON.parse;
-const isFunction = (v: unknown) => typeof v == 'function';
 import { normalise } from './call';
 import { monotonicUlid } from './ulid';
 import { buildContext, freeze, pageContext, type Environment, type Hints } from './context';
@@ -35,6 +31,10 @@ import { createEcommerce, type EcommerceHelpers, type TrackFn } from './ecommerc
 import { createSemantic, type SemanticHelpers } from './semantic';
 import { trackPageViews } from './pageviews';
 import { createDebugMode, type DebugTools } from './debug-mode';
+
+// Taken when the bundle runs (a page may replace JSON later).
+const parse = JSON.parse;
+const isFunction = (v: unknown) => typeof v == 'function';
 
 /** A page snapshot as the snippet records it: `[url, title, referrer]`. */
 export type RecordedPage = [string, string, string];
