@@ -1,6 +1,7 @@
 import type {
   AnalyticsError,
   Callback,
+  CallOptions,
   CallResult,
   EventName,
   JSONObject,
@@ -16,7 +17,7 @@ import { analyticsError, createEpisodes, refused } from './errors';
 import { normalise } from './call';
 import { monotonicUlid } from './ulid';
 import { buildContext, freeze, pageContext, type Environment, type Hints } from './context';
-import { buildMessage, type BuiltMessage } from './message';
+import { buildMessage, checkMessage, type BuiltMessage } from './message';
 import { byteLength, stringify } from './validate';
 import { readEnvironment, connectionType, highEntropyHints } from './environment';
 import { createIdentity, uuid, type Identity } from './identity';
@@ -31,6 +32,8 @@ import { createEcommerce, type EcommerceHelpers, type TrackFn } from './ecommerc
 import { createSemantic, type SemanticHelpers } from './semantic';
 import { trackPageViews } from './pageviews';
 import { createDebugMode, type DebugTools } from './debug-mode';
+import { createTransforms, DEFAULT_MIDDLEWARE_TIMEOUT, type Plugin, type PluginContext, type SourceMiddleware } from './plugins';
+import { createAutotrack, type Elements, type OfElement } from './autotrack';
 
 // Taken when the bundle runs (a page may replace JSON later).
 const parse = JSON.parse;
@@ -46,6 +49,8 @@ export interface Analytics {
   track(...args: unknown[]): Promise<CallResult>;
   page(...args: unknown[]): Promise<CallResult>;
   screen(...args: unknown[]): Promise<CallResult>;
+  /** With no arguments: the group of the last `group` call (it persists like the user). */
+  group(): Group;
   group(...args: unknown[]): Promise<CallResult>;
   alias(...args: unknown[]): Promise<CallResult>;
   reset(): void;
@@ -56,11 +61,35 @@ export interface Analytics {
   on(name: EventName, handler: (...args: any[]) => void): void;
   off(name: EventName, handler: (...args: any[]) => void): void;
   debug(on?: boolean): void;
+  /** `on` for one call. */
+  once(name: EventName, handler: (...args: any[]) => void): void;
+  /** `page` with `properties.path` = `url`, as analytics.js. */
+  pageview(url: string): Promise<CallResult>;
+  /** Tracks clicks on links (or any element): `event` and `properties` may be functions of the element. */
+  trackLink(elements: Elements, event: OfElement<string>, properties?: OfElement<JSONObject>, options?: CallOptions): Analytics;
+  trackClick(elements: Elements, event: OfElement<string>, properties?: OfElement<JSONObject>, options?: CallOptions): Analytics;
+  /** Tracks form submissions, by the visitor or by script. */
+  trackForm(elements: Elements, event: OfElement<string>, properties?: OfElement<JSONObject>, options?: CallOptions): Analytics;
+  trackSubmit(elements: Elements, event: OfElement<string>, properties?: OfElement<JSONObject>, options?: CallOptions): Analytics;
+  /** analytics.js source middleware: runs for every message, in the order added, before it is checked and queued. */
+  addSourceMiddleware(fn: SourceMiddleware): Analytics;
+  /** Accepted for analytics.js parity; there are no device-mode destinations, so it never runs. */
+  addDestinationMiddleware(integration: string, ...fns: unknown[]): Analytics;
+  /** Accepted for analytics.js parity; there are no device-mode destinations, so it never runs. */
+  addIntegrationMiddleware(fn: unknown): Analytics;
+  /** analytics.js plugins (`before`, `enrichment`, `after`, `utility`). */
+  register(...plugins: Plugin[]): Promise<PluginContext>;
   ecommerce: EcommerceHelpers;
   semantic: SemanticHelpers;
   /** True once `load` has run. */
   initialized: boolean;
   readonly VERSION: string;
+}
+
+/** The handle `group()` returns. */
+export interface Group {
+  id(): string | null;
+  traits(): JSONObject;
 }
 
 /** Where and when a call was made: its page and time (as the snippet recorded them, or read at the call). */
@@ -100,6 +129,11 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
   // Calls refused while the queue is full are reported once per episode, with all their ids.
   const full = createEpisodes('queue_full', (n) => `${n} call(s) refused: the queue is full`, report);
   const waitingForLoad: (() => void)[] = [];
+  // Source middleware and plugins: usable before `load` (a snippet's calls may add them first), which sets these.
+  const transformSettings = { integrations: {} as JSONObject, timeout: DEFAULT_MIDDLEWARE_TIMEOUT };
+  const transforms = createTransforms(transformSettings, report);
+  // Set when `invoke` put its message in the queue before returning (trackLink and trackForm ask).
+  let queuedNow = false;
   const nextId = monotonicUlid();
   let core: Core | undefined;
   // URL of the last page message queued, so an automatic page view never repeats a page() the site made itself.
@@ -163,10 +197,25 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
       built = (e as AnalyticsError).code ? (e as AnalyticsError) : analyticsError('invalid_arguments', String(e));
     }
     if (built instanceof Error) return refuse(built, callback);
-    const { message, bytes } = built;
+    const { message } = built;
     if (type == 'page') pagedUrl = message.properties!.url;
-    // What persists is what was sent: the sanitised traits (a cycle or a function never reaches storage).
+    // What persists is the call's sanitised data (a cycle or a function never reaches storage), before source
+    // middleware and plugins change what is sent, as analytics.js.
     if (type == 'identify') instance.identity.identify(message.userId, message.traits!);
+    if (type == 'group') instance.identity.group(message.groupId!, message.traits!);
+    if (!transforms.active()) return store(instance, type, built, callback);
+    // Source middleware and plugins see the message first; what they pass on is checked again, then queued.
+    return transforms.run(message).then((out) => {
+      const checked = out instanceof Error ? out : checkMessage(message, out);
+      if (checked instanceof Error) {
+        safely(callback, checked);
+        return refused<CallResult>(checked);
+      }
+      return store(instance, type, checked, callback);
+    });
+  }
+
+  function store(instance: Core, type: MessageType, { message, bytes }: BuiltMessage, callback?: Callback): Promise<CallResult> {
     const stored = instance.queue.add({ id: message.messageId, message, bytes, queuedAt: Date.now(), attempts: 0, owner: instance.owner });
     if (stored instanceof Error) {
       full.add(stored.messageIds);
@@ -176,6 +225,7 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
     // The scheduler hears of it at once: a request may leave while IndexedDB still writes (a message leaves the
     // queue only after a 2xx, and one delivered before its write is never written: see queue.ts `removed`).
     instance.scheduler.notify();
+    queuedNow = true;
     // (never rejects: a queue that cannot store keeps the message in memory)
     return stored.then(() => {
       // The page gets a copy: what it does with it never changes what is stored and sent (or its measured size).
@@ -183,6 +233,7 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
       const result: CallResult = { event };
       safely(callback, result);
       emitter.emit(type, ...EVENT_ARGS[type].map((k) => event[k]), result);
+      transforms.after(event);
       return result;
     });
   }
@@ -221,6 +272,8 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
   // Creates the stages and wires them.
   function start(writeKey: string, options: LoadOptions): Core {
     const settings = resolve(options);
+    transformSettings.integrations = freeze(settings.integrations);
+    transformSettings.timeout = settings.middlewareTimeout;
     if (settings.ignored.length) report(analyticsError('invalid_arguments', `load: integrations ${settings.ignored} ignored: the API takes true or false`));
     const owner = uuid();
     // Another tab's lock was released (that tab is gone): its records are orphans, adopted now.
@@ -256,7 +309,7 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
       emitter.emit('ready');
       scheduler.notify();
     });
-    const instance: Core = { identity, scheduler, queue, env: readEnvironment(), integrations: freeze(settings.integrations), owner, ready };
+    const instance: Core = { identity, scheduler, queue, env: readEnvironment(), integrations: transformSettings.integrations, owner, ready };
     if (options.highEntropyHints) highEntropyHints().then((hints) => (instance.hints = hints));
     listenLifecycle({
       exit(how) {
@@ -277,6 +330,23 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
   // The helpers' calls: a recorded one passes its page and time on.
   const track: TrackFn = (event, props, options, cb, site) => invoke('track', [event, props, options, cb], site as CallSite | undefined);
   const userId = () => core?.identity.userId() ?? null;
+  const groupHandle = {
+    id: () => core?.identity.groupId() ?? null,
+    traits: () => core?.identity.groupTraits() ?? {},
+  };
+  const autotrack = createAutotrack({
+    track(event, properties, options) {
+      queuedNow = false;
+      const done = invoke('track', [event, properties, options]);
+      return { queued: queuedNow, done };
+    },
+    report,
+    timeout: () => transformSettings.timeout,
+  });
+  // analytics.js methods that return the instance.
+  const chain =
+    <A extends unknown[]>(fn: (...args: A) => unknown) =>
+    (...args: A) => (fn(...args), api);
   const api = {
     load: (writeKey: string, options?: LoadOptions) => load(writeKey, options),
     reset: () => whenLoaded((instance) => (instance.identity.reset(), emitter.emit('reset'))),
@@ -286,24 +356,40 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
       anonymousId: () => core?.identity.anonymousId() ?? '',
       traits: () => core?.identity.traits() ?? {},
     }),
-    ready: (cb) =>
+    ready: (cb?: () => void) =>
       new Promise<void>((res) => whenLoaded((instance) => instance.ready.then(res))).then(() => safely(cb)),
     flush: () => new Promise<void>((res) => whenLoaded((instance) => instance.ready.then(() => instance.scheduler.flush()).then(res))),
     on: emitter.on,
     off: emitter.off,
+    once(name: EventName, handler: (...args: any[]) => void) {
+      const once = (...args: unknown[]) => (emitter.off(name, once), handler(...args));
+      emitter.on(name, once);
+    },
     debug: (on = true) => debugMode.set(!!on),
+    pageview: (url: string) => invoke('page', [{ path: url }]),
+    trackLink: chain(autotrack.trackLink),
+    trackClick: chain(autotrack.trackLink),
+    trackForm: chain(autotrack.trackForm),
+    trackSubmit: chain(autotrack.trackForm),
+    addSourceMiddleware: chain(transforms.use),
+    addDestinationMiddleware: chain(() => {}),
+    addIntegrationMiddleware: chain(() => {}),
+    register: (...plugins: Plugin[]) => transforms.register(plugins, api),
     ecommerce: createEcommerce({ track, check: (event, properties) => debugMode.use((tools) => tools.checkEcommerce(event, properties)) }),
     semantic: createSemantic({ track, userId, report, call: safely }),
     initialized: false,
     VERSION: '__VERSION__',
-  } as Analytics; // the six call methods are added below, from EVENT_ARGS
-  for (const type of Object.keys(EVENT_ARGS) as MessageType[]) api[type] = (...a: unknown[]) => invoke(type, a);
+  } as unknown as Analytics; // the six call methods are added below, from EVENT_ARGS
+  for (const type of Object.keys(EVENT_ARGS) as MessageType[]) (api as any)[type] = (...a: unknown[]) => invoke(type, a);
+  // group() with no arguments reads the group, as analytics.js.
+  api.group = ((...a: unknown[]) => (a.length ? invoke('group', a) : groupHandle)) as Analytics['group'];
 
   /** Runs a call the snippet recorded (`ecommerce.orderCompleted` style names included) with its page and time. */
   function replay(method: string, args: unknown[], page: RecordedPage, time: number) {
     const site = { page, time };
     try {
-      if (method in EVENT_ARGS) return invoke(method as MessageType, args, site);
+      if (method in EVENT_ARGS && (args.length || method != 'group')) return invoke(method as MessageType, args, site);
+      if (method == 'pageview') return invoke('page', [{ path: args[0] }], site);
       const [space, name] = method.split('.');
       const target = name ? (api as any)[space] : api;
       const fn = target && target[name || space];

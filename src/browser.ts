@@ -4,6 +4,7 @@ import { takeOverBuffer, type BufferedCall } from './buffer';
 import type { DebugTools } from './debug';
 
 const w = window as any;
+const EARLY = /^(on|once|off|register|add(Source|Destination|Integration)Middleware)$/;
 const stub = w.analytics;
 // The debug tools (dist/analytics.debug.min.js) live next to this bundle; inserted on `debug(true)` only, with this
 // script's nonce (a strict CSP allows them then).
@@ -35,7 +36,11 @@ function takeOver() {
   if (stub) Object.assign(stub, api);
   // This page's recorded calls, and those of earlier pages whose bundle never came, kept in the stub's buffer: run by
   // `load`, before it starts automatic page views (or here, if the page has not called `load` yet).
-  const recorded = () => takeOverBuffer(calls, stub && stub.pid, (c) => replay(c[0], c[1], c[2], c[3]));
+  // As analytics.js: the page's handlers, source middleware and plugins are in place before any recorded call runs,
+  // wherever the page made them (a middleware added after the snippet's page() still filters it).
+  const early = calls.filter((c) => EARLY.test(c[0]));
+  early.forEach((c) => replay(c[0], c[1], c[2], c[3]));
+  const recorded = () => takeOverBuffer(calls, stub && stub.pid, (c) => (early.includes(c) ? undefined : replay(c[0], c[1], c[2], c[3])));
   const loadCall = calls.find((c) => c[0] == 'load');
   if (loadCall) load(...(loadCall[1] as [string, object?]), recorded);
   else recorded();

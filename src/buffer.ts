@@ -17,7 +17,7 @@ export const BUFFER_GRACE_MS = 5000;
 export const DONE_KEPT_MS = 600000;
 
 // The calls of another page worth replaying: those that make a message or change the identity.
-const REPLAYED = /^(identify|track|page|screen|group|alias|reset|setAnonymousId|ecommerce\.\w+|semantic\.\w+)$/;
+const REPLAYED = /^(identify|track|page|pageview|screen|group|alias|reset|setAnonymousId|ecommerce\.\w+|semantic\.\w+)$/;
 // Taken when the bundle runs (a page may replace JSON later).
 const parse = JSON.parse;
 

@@ -1,5 +1,6 @@
 import type { LoadOptions } from './types';
 import { DEFAULT_BOUNDS, type QueueBounds } from './queue';
+import { DEFAULT_MIDDLEWARE_TIMEOUT } from './plugins';
 
 /** The service's US host; the EU host has `-eu` on its first label. */
 export const DEFAULT_API_HOST = 'cdp.svc.example';
@@ -38,6 +39,7 @@ export function resolve(o: LoadOptions = {}) {
     url: batchUrl(o.apiHost, o.region),
     flushAt: num(o.flushAt, DEFAULT_FLUSH_AT, 1),
     flushInterval: num(o.flushInterval, DEFAULT_FLUSH_INTERVAL, 0),
+    middlewareTimeout: num(o.middlewareTimeout, DEFAULT_MIDDLEWARE_TIMEOUT, 1),
     // The API takes only booleans (spec 000 section 2.3): other values are left out, and named in `ignored`.
     integrations: Object.fromEntries(integrations.filter(([, v]) => typeof v == 'boolean')),
     ignored: integrations.filter(([, v]) => typeof v != 'boolean').map(([k]) => k),

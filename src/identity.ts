@@ -5,9 +5,23 @@ import { stringify } from './validate';
 const parse = JSON.parse;
 
 /** Where each piece of identity persists: cookie and localStorage names. */
-export const KEYS = { anonymousId: 'svc_anonymous_id', userId: 'svc_user_id', traits: 'svc_user_traits' };
+export const KEYS = {
+  anonymousId: 'svc_anonymous_id',
+  userId: 'svc_user_id',
+  traits: 'svc_user_traits',
+  groupId: 'svc_group_id',
+  groupTraits: 'svc_group_properties',
+};
 // analytics.js names, adopted on first load so a site switching to us keeps its visitors.
-const AJS = { anonymousId: 'ajs_anonymous_id', userId: 'ajs_user_id', traits: 'ajs_user_traits' };
+const AJS = {
+  anonymousId: 'ajs_anonymous_id',
+  userId: 'ajs_user_id',
+  traits: 'ajs_user_traits',
+  groupId: 'ajs_group_id',
+  groupTraits: 'ajs_group_properties',
+};
+// Objects live in localStorage only (a cookie is too small for them, and goes with every request).
+const OBJECT_KEYS: Key[] = ['traits', 'groupTraits'];
 
 type Key = keyof typeof KEYS;
 
@@ -105,26 +119,34 @@ export function createIdentity({ storage = 'cookie', cookie = {} }: IdentityOpti
       }),
     );
   const read = (names: typeof KEYS, key: Key): any => {
-    const v = useCookie && key != 'traits' ? attempt(() => decode(readCookie(document.cookie, names[key]))) : undefined;
+    const v = useCookie && !OBJECT_KEYS.includes(key) ? attempt(() => decode(readCookie(document.cookie, names[key]))) : undefined;
     return v !== undefined || !ls ? v : attempt(() => decode(ls.getItem(names[key])));
   };
   const write = (key: Key, value: any) => {
     // Always JSON (the analytics.js form), so an id such as "42" or "1e3" reads back as the same string.
     const s = value == null ? undefined : stringify(value);
-    if (useCookie && key != 'traits') attempt(() => writeCookie(KEYS[key], s));
+    if (useCookie && !OBJECT_KEYS.includes(key)) attempt(() => writeCookie(KEYS[key], s));
     if (ls) attempt(() => (s === undefined ? ls.removeItem(KEYS[key]) : ls.setItem(KEYS[key], s)));
   };
 
-  const state = { anonymousId: '', userId: null as string | null, traits: {} as JSONObject };
+  const state = {
+    anonymousId: '',
+    userId: null as string | null,
+    traits: {} as JSONObject,
+    groupId: null as string | null,
+    groupTraits: {} as JSONObject,
+  };
+  const id = (v: unknown) => (v == null || v === '' ? null : String(v));
+  const object = (v: unknown) => (v && typeof v == 'object' && !Array.isArray(v) ? v : {});
   const load = () => {
     const first = read(KEYS, 'anonymousId') === undefined;
     const src = first ? AJS : KEYS;
     const aid = read(src, 'anonymousId');
-    const uid = read(src, 'userId');
-    const traits = read(src, 'traits');
     state.anonymousId = typeof aid == 'string' && aid ? aid : state.anonymousId || uuid();
-    state.userId = uid == null || uid === '' ? null : String(uid);
-    state.traits = traits && typeof traits == 'object' ? traits : {};
+    state.userId = id(read(src, 'userId'));
+    state.traits = object(read(src, 'traits'));
+    state.groupId = id(read(src, 'groupId'));
+    state.groupTraits = object(read(src, 'groupTraits'));
     // Written back on every load, so a store that lost the values (a wiped cookie) holds them again.
     (Object.keys(KEYS) as Key[]).forEach((k) => write(k, state[k]));
   };
@@ -146,12 +168,19 @@ export function createIdentity({ storage = 'cookie', cookie = {} }: IdentityOpti
     setAnonymousId(id: string) {
       write('anonymousId', (state.anonymousId = id));
     },
-    /** Forgets the user id and traits and starts a new anonymous id. */
+    groupId: () => state.groupId,
+    groupTraits: () => state.groupTraits,
+    /** Stores the group of a group call: its traits merge over the stored ones of the same group, as analytics.js. */
+    group(groupId: string, traits: JSONObject) {
+      state.groupTraits = groupId == state.groupId ? { ...state.groupTraits, ...traits } : traits;
+      write('groupId', (state.groupId = groupId));
+      write('groupTraits', state.groupTraits);
+    },
+    /** Forgets the user id, traits and group, and starts a new anonymous id. */
     reset() {
-      state.userId = null;
-      state.traits = {};
-      write('userId', null);
-      write('traits', null);
+      state.userId = state.groupId = null;
+      state.traits = state.groupTraits = {};
+      for (const k of ['userId', 'traits', 'groupId', 'groupTraits'] as Key[]) write(k, null);
       write('anonymousId', (state.anonymousId = uuid()));
     },
   };

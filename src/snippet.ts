@@ -28,7 +28,8 @@ declare const __BUFFER_KEY__: string;
         } catch {}
       return a;
     };
-  'identify track page screen group alias reset setAnonymousId ready flush on off debug user'
+  // Every method of analytics.js's snippet too, so a site's code written for it runs unchanged before the bundle comes.
+  'identify track page screen group alias reset setAnonymousId ready flush on off once debug user pageview trackLink trackClick trackForm trackSubmit addSourceMiddleware addDestinationMiddleware addIntegrationMiddleware register'
     .split(' ')
     .forEach((m) => (a[m] = rec(m)));
   // Every helper of a namespace (analytics.ecommerce.orderCompleted, ...) without listing them: a Proxy.

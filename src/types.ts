@@ -85,7 +85,10 @@ export type ErrorCode =
   | 'queue_full'
   | 'callback_error'
   | 'expired'
-  | 'storage_unavailable';
+  | 'storage_unavailable'
+  | 'dropped'
+  | 'middleware_error'
+  | 'plugin_error';
 
 /** An Error with a `code` from the table above; `messageIds` names the messages it concerns, if any. */
 export interface AnalyticsError extends Error {
@@ -137,6 +140,11 @@ export interface LoadOptions {
   highEntropyHints?: boolean;
   /** Log each call, batch and error to the console. @default false */
   debug?: boolean;
+  /**
+   * How long one source middleware, plugin hook or plugin `load` may take (ms); one that takes longer drops the
+   * message (reported). A held trackLink/trackForm navigation waits at most this long too. @default 1000
+   */
+  middlewareTimeout?: number;
 }
 
 /** Settings of the npm entry's `AnalyticsBrowser.load(settings, options)`. */
@@ -144,6 +152,8 @@ export interface BrowserSettings {
   writeKey: string;
   /** Ignored by the npm entry (the code is already bundled); accepted for parity with the snippet. */
   cdnUrl?: string;
+  /** analytics.js plugins, registered before any call runs (see `register`). */
+  plugins?: unknown[];
 }
 
 /** The user handle of `analytics.user()`. */
