@@ -371,3 +371,33 @@ describe('createIdentity where the browser blocks cookies', () => {
     }
   });
 });
+
+describe('group', () => {
+  it('persists the group id (cookie and localStorage) and traits (localStorage), merging traits of the same group', () => {
+    const id = createIdentity();
+    expect(id.groupId()).toBeNull();
+    expect(id.groupTraits()).toEqual({});
+    id.group('g1', { plan: 'pro' });
+    id.group('g1', { seats: 3 });
+    expect(cookie(KEYS.groupId)).toBe(encodeURIComponent('"g1"'));
+    expect(cookie(KEYS.groupTraits)).toBeUndefined();
+    const again = createIdentity();
+    expect(again.groupId()).toBe('g1');
+    expect(again.groupTraits()).toEqual({ plan: 'pro', seats: 3 });
+    again.group('g2', { plan: 'free' });
+    expect(createIdentity().groupTraits()).toEqual({ plan: 'free' });
+  });
+
+  it('adopts the analytics.js group on first load, and reset() forgets it', () => {
+    localStorage.setItem('ajs_group_id', '"acme"');
+    localStorage.setItem('ajs_group_properties', '{"name":"Acme"}');
+    const id = createIdentity();
+    expect(id.groupId()).toBe('acme');
+    expect(id.groupTraits()).toEqual({ name: 'Acme' });
+    id.reset();
+    expect(id.groupId()).toBeNull();
+    const next = createIdentity();
+    expect(next.groupId()).toBeNull();
+    expect(next.groupTraits()).toEqual({});
+  });
+});

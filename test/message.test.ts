@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildMessage, identifyTraits, type BuiltMessage, type MessageParts, type Visitor } from '../src/message';
+import { buildMessage, checkMessage, identifyTraits, type BuiltMessage, type MessageParts, type Visitor } from '../src/message';
 import { normalise, type NormalisedCall } from '../src/call';
 import { buildContext, freeze, pageContext, type Environment } from '../src/context';
 import { MESSAGE_LIMIT } from '../src/validate';
@@ -627,5 +627,54 @@ describe('identifyTraits', () => {
     expect(out).not.toBe(traits);
     expect(traits).toStrictEqual({ email: 'new@example.com' });
     expect(KNOWN.traits).toStrictEqual({ plan: 'pro', email: 'old@example.com' });
+  });
+});
+
+describe('checkMessage (what source middleware and plugins pass on)', () => {
+  const original = () => (buildMessage(parts('track', ['Clicked', { a: 1 }])) as BuiltMessage).message;
+
+  it('copies the message as plain JSON and measures it', () => {
+    const m = original();
+    const changed: any = { ...m, properties: { when: new Date('2026-01-02T03:04:05.000Z'), f: () => 1 } };
+    const out = checkMessage(m, changed) as BuiltMessage;
+    expect(out.message.properties).toEqual({ when: '2026-01-02T03:04:05.000Z' });
+    expect(out.bytes).toBe(new TextEncoder().encode(JSON.stringify(out.message)).length);
+    expect(out.message).not.toBe(changed);
+  });
+
+  it('keeps the original type and messageId', () => {
+    const m = original();
+    const out = checkMessage(m, { ...m, type: 'identify', messageId: 'mine' }) as BuiltMessage;
+    expect(out.message.type).toBe('track');
+    expect(out.message.messageId).toBe(m.messageId);
+  });
+
+  it('refuses what the API would refuse', () => {
+    const m = original();
+    const cases: [unknown, string][] = [
+      [null, 'invalid_payload'],
+      [{ ...m, event: '' }, 'invalid_payload'],
+      [{ ...m, event: 5 }, 'invalid_payload'],
+      [{ ...m, anonymousId: undefined, userId: undefined }, 'invalid_payload'],
+      [{ ...m, properties: [1] }, 'invalid_payload'],
+      [{ ...m, context: 'x' }, 'invalid_payload'],
+      [{ ...m, integrations: { A: 'yes' } }, 'invalid_payload'],
+      [{ ...m, timestamp: 'not a date' }, 'invalid_payload'],
+      [{ ...m, properties: { big: 'x'.repeat(MESSAGE_LIMIT) } }, 'message_too_large'],
+    ];
+    for (const [changed, code] of cases) {
+      const out = checkMessage(m, changed) as AnalyticsError;
+      expect(out.code, JSON.stringify(changed)?.slice(0, 80)).toBe(code);
+      expect(out.messageIds).toEqual([m.messageId]);
+    }
+  });
+
+  it('keeps the original timestamp when a middleware removed it, and fills integrations and context', () => {
+    const m = original();
+    const { timestamp: _t, integrations: _i, context: _c, ...rest } = m;
+    const out = checkMessage(m, rest) as BuiltMessage;
+    expect(out.message.timestamp).toBe(m.timestamp);
+    expect(out.message.integrations).toEqual({});
+    expect(out.message.context).toEqual({});
   });
 });
