@@ -271,7 +271,10 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
 
   // Creates the stages and wires them.
   function start(writeKey: string, options: LoadOptions): Core {
-    const settings = resolve(options);
+    // The testing kit's override (svc-analytics/playwright), read once here: it points every page of a test at the
+    // kit's collector, whatever `apiHost` the page names. Test-only; set before the page's scripts run.
+    const test = (window as any).__svcAnalyticsTest;
+    const settings = resolve(test && typeof test.apiHost == 'string' ? { ...options, apiHost: test.apiHost } : options);
     transformSettings.integrations = freeze(settings.integrations);
     transformSettings.timeout = settings.middlewareTimeout;
     if (settings.ignored.length) report(analyticsError('invalid_arguments', `load: integrations ${settings.ignored} ignored: the API takes true or false`));

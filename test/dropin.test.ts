@@ -234,3 +234,18 @@ describe('trackLink and trackForm', () => {
     expect(sent().map((m) => m.event)).toEqual(['Searched', 'Searched']);
   });
 });
+
+describe('the testing kit override', () => {
+  it('window.__svcAnalyticsTest.apiHost, read once at load, replaces the apiHost the page names', async () => {
+    (window as any).__svcAnalyticsTest = { apiHost: 'http://127.0.0.1:9/' };
+    try {
+      const { api } = start({ apiHost: 'https://api.production.example' });
+      delete (window as any).__svcAnalyticsTest; // read at load only
+      await api.track('X');
+      await api.flush();
+      expect(fetchMock.mock.calls.map((c) => c[0])).toEqual(['http://127.0.0.1:9/v1/batch']);
+    } finally {
+      delete (window as any).__svcAnalyticsTest;
+    }
+  });
+});
