@@ -139,6 +139,15 @@ function tempDir(name: string, under = os.tmpdir()): string {
   return dir;
 }
 
+/**
+ * Waits (bounded) until the proxy serves the page and, through itself, the bundle: the first request of a path can be
+ * slow (`next dev` compiles proxy.js then), and is better out of the way before a test measures anything.
+ */
+async function ready(origin: string, child: ChildProcess, timeoutMs: number, output: () => string) {
+  const deadline = Date.now() + timeoutMs;
+  for (const p of ['/page.html', BUNDLE_PATH]) await answering(origin + p, child, Math.max(0, deadline - Date.now()), output);
+}
+
 /** Waits until `url` answers 200 (bounded), or the process exits. */
 async function answering(url: string, child: ChildProcess, timeoutMs: number, output: () => string) {
   const deadline = Date.now() + timeoutMs;
@@ -231,7 +240,7 @@ http {
   const proc = run(nginxPath() || 'nginx', ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', 'stderr'], dir);
   const url = `http://127.0.0.1:${port}`;
   try {
-    await answering(url + '/page.html', proc.child, 10000, proc.output);
+    await ready(url, proc.child, 10000, proc.output);
   } catch (e) {
     await proc.stop();
     throw e;
@@ -273,7 +282,7 @@ export async function startNext(api: string, cdnDir: string): Promise<Proxy> {
   const proc = run(process.execPath, [bin, 'dev', '--hostname', '127.0.0.1', '--port', String(port)], dir, { NEXT_TELEMETRY_DISABLED: '1' });
   const url = `http://127.0.0.1:${port}`;
   try {
-    await answering(url + '/page.html', proc.child, 60000, proc.output);
+    await ready(url, proc.child, 60000, proc.output);
   } catch (e) {
     await proc.stop();
     throw e;
@@ -291,7 +300,7 @@ export async function startVite(api: string, cdnDir: string): Promise<Proxy> {
   const proc = run(process.execPath, [bin, '--config', 'vite.config.mjs', '--host', '127.0.0.1', '--port', String(port), '--strictPort'], dir);
   const url = `http://127.0.0.1:${port}`;
   try {
-    await answering(url + '/page.html', proc.child, 30000, proc.output);
+    await ready(url, proc.child, 30000, proc.output);
   } catch (e) {
     await proc.stop();
     throw e;
