@@ -83,18 +83,21 @@ for (const recipe of RECIPES) {
     await page.close({ runBeforeUnload: false });
     await collector.waitFor(1, { messageId: exitId }, 15000);
 
-    expectExactlyOnce(await collector.messages(), [pageView.messageId, trackId, exitId]);
     expect([...origins], 'every request of the page went to its own origin').toEqual([proxy.url]);
 
-    // At the collector: every request came from the page's origin to /v1/batch (the /ingest prefix stripped) and was
-    // accepted; the exit message came by beacon.
-    const requests = await collector.requests();
-    for (const r of requests) expect(r).toMatchObject({ path: '/v1/batch', status: 200, origin: proxy.url });
+    // At the collector (which this worker shares with other spec files: a late beacon of theirs may land here too, so
+    // only this page's origin counts): each message exactly once, every request to /v1/batch (the /ingest prefix
+    // stripped) and accepted; the exit message came by beacon.
+    const ids = [pageView.messageId, trackId, exitId];
+    const requests = (await collector.requests()).filter((r: any) => r.origin === proxy.url);
+    expectExactlyOnce(requests.flatMap((r: any) => r.messages), ids);
+    expectExactlyOnce((await collector.messages()).filter((m) => ids.includes(m.messageId)), ids);
+    for (const r of requests) expect(r).toMatchObject({ path: '/v1/batch', status: 200 });
     const exit = requests.find((r: any) => r.messageIds.includes(exitId));
     expect(exit).toMatchObject({ auth: 'body' });
     expect(exit.contentType).toMatch(/^text\/plain\b/);
     expect(requests.find((r: any) => r.messageIds.includes(trackId))).toMatchObject({ auth: 'basic', contentType: expect.stringMatching(/^application\/json\b/) });
-    expect((await collector.violations()).length).toBe(0);
+    expect((await collector.violations()).filter((r: any) => r.origin === proxy.url)).toEqual([]);
 
     // What the API received came through the proxy, with the visitor's address and none of the site's cookies. (The
     // taps also see the other proxies' start-up checks, made from Node while this test runs: only the browser's count.)
