@@ -424,3 +424,12 @@ test('a trailing /v1 in apiHost is not doubled', async ({ page, site, collector 
   expect(reqs.map((r) => r.path)).toContain('/v1/batch');
   expect(reqs.filter((r) => r.path.includes('/v1/v1'))).toEqual([]);
 });
+
+test('the snippet inserts the bundle as an async script (a script inserted by script is async in the browser)', async ({ page, site }) => {
+  await page.goto(site.page('/basic.html'));
+  await page.waitForFunction(() => (window as any).analytics?.VERSION);
+  const scripts = await page.evaluate(() => [...document.querySelectorAll('script[src]')].map((s) => ({ src: (s as HTMLScriptElement).src, async: (s as HTMLScriptElement).async })));
+  const bundle = scripts.filter((s) => /analytics\.min\.js/.test(s.src));
+  expect(bundle).toHaveLength(1);
+  expect(bundle[0].async).toBe(true);
+});

@@ -18,10 +18,12 @@ import { normalise } from './call';
 import { monotonicUlid } from './ulid';
 import { buildContext, freeze, pageContext, type Environment, type Hints } from './context';
 import { buildMessage, checkMessage, type BuiltMessage } from './message';
-import { byteLength, stringify } from './validate';
+import { byteLength, MESSAGE_LIMIT, stringify } from './validate';
 import { readEnvironment, connectionType, highEntropyHints } from './environment';
 import { createIdentity, uuid, type Identity } from './identity';
-import { createQueue, type Queue } from './queue';
+import { clearStored, createQueue, type Queue } from './queue';
+import { NOTE_KEY } from './handoff';
+import { decide, preferencesOf, type Gate, type Preferences } from './consent';
 import { createTabs, LEASE_MS, ORPHAN_GRACE_MS } from './locks';
 import { createTransport } from './transport';
 import { createScheduler, type Scheduler } from './scheduler';
@@ -34,6 +36,8 @@ import { trackPageViews } from './pageviews';
 import { createDebugMode, type DebugTools } from './debug-mode';
 import { createTransforms, DEFAULT_MIDDLEWARE_TIMEOUT, type Plugin, type PluginContext, type SourceMiddleware } from './plugins';
 import { createAutotrack, type Elements, type OfElement } from './autotrack';
+
+declare const __BUFFER_KEY__: string;
 
 // Taken when the bundle runs (a page may replace JSON later).
 const parse = JSON.parse;
@@ -77,6 +81,12 @@ export interface Analytics {
   addDestinationMiddleware(integration: string, ...fns: unknown[]): Analytics;
   /** Accepted for analytics.js parity; there are no device-mode destinations, so it never runs. */
   addIntegrationMiddleware(fn: unknown): Analytics;
+  /** The visitor's consent decision: category names to booleans (see the `consent` load option). */
+  consent(preferences: Record<string, boolean>): void;
+  /** The visitor opts out: the queue and the stored identity are removed, later calls refused (`opted_out`). */
+  optOut(): void;
+  /** Reverses `optOut`, with a new anonymous id. */
+  optIn(): void;
   /** analytics.js plugins (`before`, `enrichment`, `after`, `utility`). */
   register(...plugins: Plugin[]): Promise<PluginContext>;
   ecommerce: EcommerceHelpers;
@@ -101,13 +111,23 @@ export interface CallSite {
 // The parts of an instance that exist once `load` ran.
 interface Core {
   identity: Identity;
-  scheduler: Scheduler;
-  queue: Queue;
   env: Environment;
   integrations: JSONObject;
   owner: string;
+  /** Resolves once the stored queue was read (at once while nothing may be stored: consent pending, opt-out). */
   ready: Promise<void>;
   hints?: Hints;
+  /** Storage and delivery: started once storing is allowed (at load, or when consent is granted). */
+  delivery?: Delivery;
+  /** Starts `delivery` (once) and persists the identity. */
+  open(): Delivery;
+  /** The consent categories of the `consent` load option. */
+  categories?: string[];
+}
+
+interface Delivery {
+  queue: Queue;
+  scheduler: Scheduler;
 }
 
 /**
@@ -134,15 +154,29 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
   const transforms = createTransforms(transformSettings, report);
   // Set when `invoke` put its message in the queue before returning (trackLink and trackForm ask).
   let queuedNow = false;
+  // Consent and opt-out (src/consent.ts): the state, the site's last decision, and the messages held meanwhile.
+  let gate: Gate = 'open';
+  let preferences: Preferences | undefined;
+  let held: BuiltMessage[] = [];
+  // The snippet's recorded calls still to take from storage (consent pending at load: replayed from memory only).
+  let takeOverLater: ((storage: boolean) => void) | undefined;
   const nextId = monotonicUlid();
   let core: Core | undefined;
   // URL of the last page message queued, so an automatic page view never repeats a page() the site made itself.
   let pagedUrl: string | undefined;
   // The snippet's recorded calls, until a `load` succeeds (see `load`).
-  let recordedCalls: (() => void) | undefined;
+  let recordedCalls: ((storage: boolean) => void) | undefined;
   // The context of the last call's page: most calls of a page share it.
   let lastContext:
-    | { recorded: RecordedPage; connection?: string; hints?: Hints; page: PageContext; context: MessageContext; contextBytes: number }
+    | {
+        recorded: RecordedPage;
+        connection?: string;
+        hints?: Hints;
+        consent?: Preferences;
+        page: PageContext;
+        context: MessageContext;
+        contextBytes: number;
+      }
     | undefined;
 
   const contextAt = (instance: Core, recorded: RecordedPage) => {
@@ -154,12 +188,24 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
       last.recorded[1] != recorded[1] ||
       last.recorded[2] != recorded[2] ||
       last.connection != connection ||
-      last.hints != instance.hints
+      last.hints != instance.hints ||
+      last.consent != preferences
     ) {
       const page = pageContext(recorded[0], recorded[1], recorded[2]);
+      const built = buildContext({ env: instance.env, page, connectionType: connection, hints: instance.hints });
+      // Once the site made a decision, every message carries it.
+      if (preferences) built.consent = { categoryPreferences: preferences };
       // Shared by the messages of this page: frozen, so that no message (nor a handler given one) changes another.
-      const context = freeze(buildContext({ env: instance.env, page, connectionType: connection, hints: instance.hints }));
-      return (lastContext = { recorded, connection, hints: instance.hints, page, context, contextBytes: byteLength(stringify(context as JSONValue)) });
+      const context = freeze(built);
+      return (lastContext = {
+        recorded,
+        connection,
+        hints: instance.hints,
+        consent: preferences,
+        page,
+        context,
+        contextBytes: byteLength(stringify(context as JSONValue)),
+      });
     }
     return last;
   };
@@ -178,6 +224,9 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
     const at = site || { page: [location.href, document.title, document.referrer] as RecordedPage, time: Date.now() };
     if (!core) return new Promise((res, rej) => waitingForLoad.push(() => invoke(type, args, at).then(res, rej)));
     const instance = core;
+    // Refused before anything is built: nothing of it is kept.
+    const closed = shut(type, callback);
+    if (closed) return closed;
     let built: BuiltMessage | AnalyticsError;
     try {
       const { page, context, contextBytes } = contextAt(instance, at.page);
@@ -215,17 +264,34 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
     });
   }
 
-  function store(instance: Core, type: MessageType, { message, bytes }: BuiltMessage, callback?: Callback): Promise<CallResult> {
-    const stored = instance.queue.add({ id: message.messageId, message, bytes, queuedAt: Date.now(), attempts: 0, owner: instance.owner });
-    if (stored instanceof Error) {
-      full.add(stored.messageIds);
-      safely(callback, stored);
-      return refused(stored);
-    }
+  // A refusal's callback, guarded; returns the error.
+  const safelyRefused = (error: AnalyticsError, callback?: Callback) => (safely(callback, error), error);
+  // The refusal of a call made while the visitor opted out or denied consent (not reported: it is what they asked).
+  const shut = (type: MessageType, callback?: Callback) =>
+    gate == 'out' || gate == 'denied'
+      ? refused<CallResult>(safelyRefused(gate == 'out' ? analyticsError('opted_out', `${type}: the visitor opted out`) : analyticsError('consent_denied', `${type}: consent was denied`), callback))
+      : undefined;
+
+  // Puts a message in the queue: an AnalyticsError (queue_full), or a promise that resolves once it is stored.
+  function enqueue(instance: Core, { message, bytes }: BuiltMessage) {
+    const delivery = instance.delivery!;
+    const stored = delivery.queue.add({ id: message.messageId, message, bytes, queuedAt: Date.now(), attempts: 0, owner: instance.owner });
+    if (stored instanceof Error) full.add(stored.messageIds);
     // The scheduler hears of it at once: a request may leave while IndexedDB still writes (a message leaves the
     // queue only after a 2xx, and one delivered before its write is never written: see queue.ts `removed`).
-    instance.scheduler.notify();
-    queuedNow = true;
+    else delivery.scheduler.notify();
+    return stored;
+  }
+
+  function store(instance: Core, type: MessageType, built: BuiltMessage, callback?: Callback): Promise<CallResult> {
+    // (decided while a middleware had it: refused as if made now)
+    const closed = shut(type, callback);
+    if (closed) return closed;
+    // Consent pending: held in memory (the promise resolves now), queued when consent is granted.
+    const stored = gate == 'pending' ? (held.push(built), Promise.resolve()) : enqueue(instance, built);
+    if (stored instanceof Error) return refused(safelyRefused(stored, callback));
+    queuedNow = gate == 'open';
+    const { message } = built;
     // (never rejects: a queue that cannot store keeps the message in memory)
     return stored.then(() => {
       // The page gets a copy: what it does with it never changes what is stored and sent (or its measured size).
@@ -246,7 +312,7 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
    * runs the calls made before the bundle came (the snippet's), right after the instance is up and before automatic
    * page views start, so that they keep their order; a `load` that fails keeps them for the next one.
    */
-  function load(writeKey: string, options?: LoadOptions, recorded?: () => void) {
+  function load(writeKey: string, options?: LoadOptions, recorded?: (storage: boolean) => void) {
     if (recorded) recordedCalls = recorded;
     try {
       if (core || typeof window == 'undefined') return; // once only
@@ -260,8 +326,10 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
     api.initialized = true;
     const replayRecorded = recordedCalls;
     recordedCalls = undefined;
+    // While nothing may be stored, this page's recorded calls run from memory; other pages' stored ones wait for a grant.
+    if (gate != 'open') takeOverLater = replayRecorded;
     try {
-      replayRecorded?.();
+      replayRecorded?.(gate == 'open');
     } catch {
       // each recorded call is guarded where it runs; the take-over itself never throws into the page
     }
@@ -279,6 +347,35 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
     transformSettings.timeout = settings.middlewareTimeout;
     if (settings.ignored.length) report(analyticsError('invalid_arguments', `load: integrations ${settings.ignored} ignored: the API takes true or false`));
     const owner = uuid();
+    // Nothing is written before the gate opens: the identity is read, and kept in memory.
+    const identity = createIdentity({ storage: options.storage, cookie: options.cookie, persist: false });
+    const consent = options.consent;
+    const categories = consent && Array.isArray(consent.categories) ? consent.categories.map(String) : undefined;
+    const stored = identity.optedOut();
+    // GPC counts as an opt-out unless the visitor opted in on this site (https://privacycg.github.io/gpc-spec/)
+    gate = stored ?? (options.respectGPC === true && (navigator as any).globalPrivacyControl === true) ? 'out' : categories ? 'pending' : 'open';
+    const instance: Core = {
+      identity,
+      env: readEnvironment(),
+      integrations: transformSettings.integrations,
+      owner,
+      ready: Promise.resolve(),
+      categories,
+      open: () => instance.delivery || (instance.delivery = deliver(instance, writeKey, settings)),
+    };
+    if (options.highEntropyHints) highEntropyHints().then((hints) => (instance.hints = hints));
+    if (gate == 'open') instance.open();
+    else {
+      if (gate == 'out') eraseStored(instance);
+      setTimeout(() => emitter.emit('ready'));
+    }
+    return instance;
+  }
+
+  // Storage and delivery: identity persisted, the queue, tabs, scheduler and page lifecycle.
+  function deliver(instance: Core, writeKey: string, settings: ReturnType<typeof resolve>): Delivery {
+    const { identity, owner } = instance;
+    identity.persist();
     // Another tab's lock was released (that tab is gone): its records are orphans, adopted now.
     const tabs = createTabs(owner, () => adopt().then(scheduler.notify));
     let fellBack = false;
@@ -290,7 +387,6 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
       },
     });
     const scheduler = createScheduler({ ...settings, queue, tabs, transport: createTransport(), writeKey, report, emit: emitter.emit });
-    const identity = createIdentity({ storage: options.storage, cookie: options.cookie });
     tabs.enter();
     // Under the tabs' lock, so two tabs never adopt the same orphan, and only after ORPHAN_GRACE_MS (see
     // `queue.adopt`). Without Web Locks nothing tells us when a tab dies: look again when the oldest record left to
@@ -308,12 +404,12 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
           if (at < Infinity) adoptTimer = setTimeout(() => adopt().then(scheduler.notify), at - now);
         })
         .catch(() => {}); // the store is unusable: the queue lives in memory (reported as storage_unavailable)
-    const ready = adopt().then(() => {
-      emitter.emit('ready');
+    const first = instance.ready;
+    instance.ready = adopt().then(() => {
+      // (a page that was consent pending said `ready` at load)
+      if (first == instance.ready) emitter.emit('ready');
       scheduler.notify();
     });
-    const instance: Core = { identity, scheduler, queue, env: readEnvironment(), integrations: transformSettings.integrations, owner, ready };
-    if (options.highEntropyHints) highEntropyHints().then((hints) => (instance.hints = hints));
     listenLifecycle({
       exit(how) {
         scheduler.exit(how);
@@ -327,7 +423,46 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
       },
       online: () => scheduler.flush(),
     });
-    return instance;
+    return { queue, scheduler };
+  }
+
+  // Removes what the library stored: the queue (this tab's and the store), the stored identity, the stub's buffer
+  // and the hand-off note. Memory keeps the identity for this page.
+  function eraseStored(instance: Core) {
+    held = [];
+    instance.identity.forget();
+    if (instance.delivery) instance.delivery.queue.clear();
+    else clearStored();
+    for (const key of [__BUFFER_KEY__, NOTE_KEY])
+      try {
+        localStorage.removeItem(key);
+      } catch {
+        // storage blocked: nothing there
+      }
+  }
+
+  // Moves to a new consent or opt-out state (src/consent.ts), doing what it asks.
+  function enter(instance: Core, next: Gate) {
+    const before = gate;
+    gate = next;
+    if (next == 'denied') held = [];
+    if (next == 'out' || (next == 'pending' && before == 'open')) eraseStored(instance);
+    if (next != 'open') return;
+    instance.open();
+    instance.identity.persist();
+    const later = takeOverLater;
+    takeOverLater = undefined;
+    later?.(true);
+    // The held messages go in call order, with the decision in their context.
+    const release = held;
+    held = [];
+    for (const { message } of release) {
+      const context = { ...message.context, consent: { categoryPreferences: preferences! } } as MessageContext;
+      const changed = { ...message, context } as Message;
+      const bytes = byteLength(stringify(changed as unknown as JSONValue));
+      if (bytes > MESSAGE_LIMIT) report(analyticsError('message_too_large', `message is ${bytes} bytes, over the ${MESSAGE_LIMIT} limit`, [message.messageId]));
+      else enqueue(instance, { message: changed, bytes });
+    }
   }
 
   // The helpers' calls: a recorded one passes its page and time on.
@@ -361,7 +496,27 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
     }),
     ready: (cb?: () => void) =>
       new Promise<void>((res) => whenLoaded((instance) => instance.ready.then(res))).then(() => safely(cb)),
-    flush: () => new Promise<void>((res) => whenLoaded((instance) => instance.ready.then(() => instance.scheduler.flush()).then(res))),
+    flush: () => new Promise<void>((res) => whenLoaded((instance) => instance.ready.then(() => instance.delivery?.scheduler.flush()).then(res))),
+    consent: (value: unknown) =>
+      whenLoaded((instance) => {
+        const decision = preferencesOf(value);
+        if (!decision) return report(analyticsError('invalid_arguments', 'consent: an object of category names to booleans is required'));
+        preferences = freeze(decision);
+        if (gate != 'out') enter(instance, decide(instance.categories, preferences, gate));
+      }),
+    optOut: () =>
+      whenLoaded((instance) => {
+        instance.identity.setOptOut(true);
+        enter(instance, 'out');
+      }),
+    optIn: () =>
+      whenLoaded((instance) => {
+        instance.identity.setOptOut(false);
+        if (gate != 'out') return;
+        instance.identity.reset();
+        gate = 'pending';
+        enter(instance, decide(instance.categories, preferences, 'pending'));
+      }),
     on: emitter.on,
     off: emitter.off,
     once(name: EventName, handler: (...args: any[]) => void) {

@@ -38,10 +38,14 @@ function takeOver() {
   // `load`, before it starts automatic page views (or here, if the page has not called `load` yet).
   // As analytics.js: the page's handlers, source middleware and plugins are in place before any recorded call runs,
   // wherever the page made them (a middleware added after the snippet's page() still filters it).
-  const early = calls.filter((c) => EARLY.test(c[0]));
-  early.forEach((c) => replay(c[0], c[1], c[2], c[3]));
-  const recorded = () => takeOverBuffer(calls, stub && stub.pid, (c) => (early.includes(c) ? undefined : replay(c[0], c[1], c[2], c[3])));
+  // Each recorded call of this page runs once: from memory while nothing may be stored (consent pending), and the
+  // take-over of the stored buffer (other pages' calls too) once storing is allowed.
+  const done = new Set<BufferedCall>();
+  const once = (c: BufferedCall) => (done.has(c) ? undefined : (done.add(c), replay(c[0], c[1], c[2], c[3])));
+  calls.filter((c) => EARLY.test(c[0])).forEach(once);
+  const recorded = (storage: boolean) =>
+    storage ? takeOverBuffer(calls, stub && stub.pid, once) : calls.forEach((c) => c[0] != 'load' && once(c));
   const loadCall = calls.find((c) => c[0] == 'load');
   if (loadCall) load(...(loadCall[1] as [string, object?]), recorded);
-  else recorded();
+  else recorded(true);
 }

@@ -99,9 +99,9 @@ export function takeOverBuffer(recorded: BufferedCall[], own: number | undefined
     const adoptedPages = new Set(plan.take.map((c) => c[4]));
     writeBuffer(
       readBuffer()
-        // This page's calls it took, or that another page sent, are done with; so are another page's calls that are
-        // not replayed, once that page is adopted.
-        .filter((c) => !(c[4] === own && (taken(c) || c[7])) && (taken(c) || !adoptedPages.has(c[4]) || REPLAYED.test(c[0])))
+        // This page's calls it took, or that another page sent, are done with, and so are those no page replays (its
+        // `load`); so are another page's calls that are not replayed, once that page is adopted.
+        .filter((c) => !(c[4] === own && (taken(c) || c[7] || !REPLAYED.test(c[0]))) && (taken(c) || !adoptedPages.has(c[4]) || REPLAYED.test(c[0])))
         .map((c) => (taken(c) ? mark(c, c[6] || Date.now(), 1) : c))
         // A done mark matters only while the page it came from might still be loading its bundle.
         .filter((c) => !c[7] || Date.now() - c[6]! < DONE_KEPT_MS),

@@ -8,7 +8,7 @@ import { stringify } from './validate';
 
 // The note (localStorage): ids handed to the browser as a page went away, written synchronously; the next load (or
 // this page, if it is restored) deletes their records from IndexedDB (see `finishHandoffs`).
-const NOTE_KEY = 'svc_sent';
+export const NOTE_KEY = 'svc_sent';
 // Taken when the bundle runs (a page may replace JSON later).
 const parse = JSON.parse;
 

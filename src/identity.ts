@@ -11,6 +11,7 @@ export const KEYS = {
   traits: 'svc_user_traits',
   groupId: 'svc_group_id',
   groupTraits: 'svc_group_properties',
+  optOut: 'svc_opt_out',
 };
 // analytics.js names, adopted on first load so a site switching to us keeps its visitors.
 const AJS = {
@@ -19,7 +20,10 @@ const AJS = {
   traits: 'ajs_user_traits',
   groupId: 'ajs_group_id',
   groupTraits: 'ajs_group_properties',
+  optOut: 'ajs_opt_out',
 };
+// What `forget` removes.
+const IDENTITY: Key[] = ['anonymousId', 'userId', 'traits', 'groupId', 'groupTraits'];
 // Objects live in localStorage only (a cookie is too small for them, and goes with every request).
 const OBJECT_KEYS: Key[] = ['traits', 'groupTraits'];
 
@@ -83,16 +87,21 @@ export function domainCandidates(host: string): string[] {
 export interface IdentityOptions {
   storage?: IdentityStorage;
   cookie?: { domain?: string; maxage?: number };
+  /** False: read what is stored, write nothing (not even a probe) until `persist()` (consent pending). @default true */
+  persist?: boolean;
 }
 
 /**
  * The visitor's identity: anonymous id, user id and traits, kept in memory and persisted to a first-party
  * cookie (top registrable domain, SameSite=Lax, Secure on https) mirrored to localStorage, read from whichever survives.
  */
-export function createIdentity({ storage = 'cookie', cookie = {} }: IdentityOptions = {}) {
+export function createIdentity({ storage = 'cookie', cookie = {}, persist = true }: IdentityOptions = {}) {
   // Created at load, in a browser only.
   const useCookie = storage == 'cookie';
-  const ls = storage == 'memory' ? undefined : safeLocalStorage();
+  const memory = storage == 'memory';
+  // localStorage for writing (probed), once writing is allowed
+  let ls: Storage | undefined;
+  let writable = false;
   let domain = cookie.domain;
 
   const writeCookie = (name: string, value: string | undefined, d = domain) => {
@@ -108,25 +117,39 @@ export function createIdentity({ storage = 'cookie', cookie = {} }: IdentityOpti
       return undefined; // blocked or full: the value lives in the other store, or in memory for this page
     }
   };
-  // The widest domain that accepts a cookie is the registrable one: subdomains then share the identity.
-  if (useCookie && domain === undefined)
-    domain = attempt(() =>
-      domainCandidates(location.hostname).find((d) => {
-        writeCookie('svc_probe', '1', d);
-        const ok = readCookie(document.cookie, 'svc_probe') == '1';
-        if (ok) writeCookie('svc_probe', undefined, d);
-        return ok;
-      }),
-    );
-  const read = (names: typeof KEYS, key: Key): any => {
-    const v = useCookie && !OBJECT_KEYS.includes(key) ? attempt(() => decode(readCookie(document.cookie, names[key]))) : undefined;
-    return v !== undefined || !ls ? v : attempt(() => decode(ls.getItem(names[key])));
+  // The widest domain that accepts a cookie is the registrable one: subdomains then share the identity. (Probing
+  // writes a cookie: only once writing is allowed.)
+  const open = () => {
+    if (ls || memory) return;
+    ls = safeLocalStorage();
+    if (useCookie && domain === undefined)
+      domain = attempt(() =>
+        domainCandidates(location.hostname).find((d) => {
+          writeCookie('svc_probe', '1', d);
+          const ok = readCookie(document.cookie, 'svc_probe') == '1';
+          if (ok) writeCookie('svc_probe', undefined, d);
+          return ok;
+        }),
+      );
   };
-  const write = (key: Key, value: any) => {
+  // Reading writes nothing.
+  const read = (names: typeof KEYS, key: Key): any => {
+    if (memory) return undefined;
+    const v = useCookie && !OBJECT_KEYS.includes(key) ? attempt(() => decode(readCookie(document.cookie, names[key]))) : undefined;
+    return v !== undefined ? v : attempt(() => decode(localStorage.getItem(names[key])));
+  };
+  const store = (key: Key, value: any) => {
     // Always JSON (the analytics.js form), so an id such as "42" or "1e3" reads back as the same string.
     const s = value == null ? undefined : stringify(value);
     if (useCookie && !OBJECT_KEYS.includes(key)) attempt(() => writeCookie(KEYS[key], s));
-    if (ls) attempt(() => (s === undefined ? ls.removeItem(KEYS[key]) : ls.setItem(KEYS[key], s)));
+    if (ls) attempt(() => (s === undefined ? ls!.removeItem(KEYS[key]) : ls!.setItem(KEYS[key], s)));
+  };
+  const write = (key: Key, value: any) => writable && store(key, value);
+  // Removes a stored value wherever it may be, without probing: every candidate domain, and localStorage.
+  const erase = (key: Key) => {
+    if (memory) return;
+    for (const d of [undefined, domain, ...domainCandidates(location.hostname)]) attempt(() => writeCookie(KEYS[key], undefined, d));
+    attempt(() => localStorage.removeItem(KEYS[key]));
   };
 
   const state = {
@@ -148,16 +171,39 @@ export function createIdentity({ storage = 'cookie', cookie = {} }: IdentityOpti
     state.groupId = id(read(src, 'groupId'));
     state.groupTraits = object(read(src, 'groupTraits'));
     // Written back on every load, so a store that lost the values (a wiped cookie) holds them again.
-    (Object.keys(KEYS) as Key[]).forEach((k) => write(k, state[k]));
+    IDENTITY.forEach((k) => write(k, state[k as keyof typeof state]));
+  };
+  const enable = () => {
+    open();
+    writable = true;
+    load();
   };
   load();
+  if (persist) enable();
 
   return {
     anonymousId: () => state.anonymousId,
     userId: () => state.userId,
     traits: () => state.traits,
-    /** Re-reads storage (another tab may have identified or reset the visitor). */
-    reload: load,
+    /** Re-reads storage (another tab may have identified or reset the visitor); nothing to re-read while not persisting. */
+    reload: () => writable && load(),
+    /** Starts persisting (consent granted): what is in memory now is written, and kept written. */
+    persist: () => writable || enable(),
+    /** Removes the stored identity and stops persisting (consent withdrawn, opt-out); memory keeps it for this page. */
+    forget() {
+      writable = false;
+      IDENTITY.forEach(erase);
+    },
+    /** The visitor's stored opt-out choice: true (out), false (opted in again), undefined (none). */
+    optedOut: (): boolean | undefined => {
+      const v = read(KEYS, 'optOut');
+      return v === undefined ? v : v === true || v === 1 || v === '1' || v === 'true';
+    },
+    /** Persists the visitor's choice (the one thing written whatever the consent: it is what they asked for). */
+    setOptOut(out: boolean) {
+      open();
+      store('optOut', out);
+    },
     /** Stores the user id (if given) and the traits (as the identify message carries them: src/message.ts). */
     identify(userId: string | undefined, traits: JSONObject) {
       if (userId) state.userId = userId;

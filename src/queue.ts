@@ -1,4 +1,4 @@
-import { createStore, setMany, delMany, values, type UseStore } from 'idb-keyval';
+import { createStore, setMany, delMany, values, clear, type UseStore } from 'idb-keyval';
 import type { AnalyticsError, Message } from './types';
 import { analyticsError } from './errors';
 import { finishHandoffs } from './handoff';
@@ -29,7 +29,7 @@ export interface QueueBounds {
 export const DEFAULT_BOUNDS: QueueBounds = { maxCount: 10000, maxBytes: 5000000, maxAgeMs: 7 * 864e5 };
 
 // Our own database, never idb-keyval's default, so a host page using idb-keyval is unaffected.
-const DB = 'svc-analytics';
+export const DB = 'svc-analytics';
 
 /** What the queue tells its owner about. */
 export interface QueueEvents {
@@ -43,6 +43,19 @@ export interface QueueEvents {
  * This tab's queue: an ordered in-memory list of its records, written through to IndexedDB (one transaction per
  * burst of calls) so a closed page's messages are sent by the next load; falls back to memory when IndexedDB fails.
  */
+/**
+ * Empties the store of a queue this page never opened (consent withdrawn, opt-out), without creating it where it does
+ * not exist (`indexedDB.databases()`; where that is missing the store is opened and emptied). Never rejects.
+ */
+export function clearStored(): Promise<void> {
+  return Promise.resolve()
+    .then(() => (indexedDB.databases ? indexedDB.databases() : [{ name: DB }]))
+    .then((list) => {
+      if (list.some((d) => d.name == DB)) return clear(createStore(DB, 'queue'));
+    })
+    .catch(() => {});
+}
+
 export function createQueue(owner: string, bounds: QueueBounds, events: QueueEvents) {
   const records: QueueRecord[] = [];
   let store: UseStore | undefined;
@@ -119,6 +132,14 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
   };
 
   return {
+    /** Removes every record, this tab's and other tabs', from memory and IndexedDB (consent withdrawn, opt-out). */
+    clear() {
+      for (const r of takeOut(records.map((r) => r.id))) removed.add(r);
+      for (const r of handedOut.values()) removed.add(r);
+      handedOut.clear();
+      return persist((idb) => clear(idb));
+    },
+
     /** This tab's records, oldest first (a live array: do not mutate). */
     list: (): readonly QueueRecord[] => records,
 

@@ -18,8 +18,9 @@ declare const __BUFFER_KEY__: string;
       a.push(call);
       // Written at once where a later page's bundle finds it: a page that ends before the bundle arrives may get
       // no pagehide. The buffer keeps the last 100 calls of all pages; a call that cannot be written stays unmarked.
-      // (not `load`: the bundle of this page reads it from memory, and no other page needs it)
-      if (m != 'load')
+      // (not from a `load` in consent-pending mode on, that `load` included: nothing is stored before consent; other
+      // pages never replay a `load`, and drop it with that page's calls)
+      if (!a.c)
         try {
           const b = JSON.parse(localStorage[__BUFFER_KEY__] || '[]');
           b.push(call);
@@ -29,17 +30,18 @@ declare const __BUFFER_KEY__: string;
       return a;
     };
   // Every method of analytics.js's snippet too, so a site's code written for it runs unchanged before the bundle comes.
-  'identify track page screen group alias reset setAnonymousId ready flush on off once debug user pageview trackLink trackClick trackForm trackSubmit addSourceMiddleware addDestinationMiddleware addIntegrationMiddleware register'
+  'identify track page screen group alias reset setAnonymousId ready flush on off once debug user pageview trackLink trackClick trackForm trackSubmit addSourceMiddleware addDestinationMiddleware addIntegrationMiddleware register consent optOut optIn'
     .split(' ')
     .forEach((m) => (a[m] = rec(m)));
   // Every helper of a namespace (analytics.ecommerce.orderCompleted, ...) without listing them: a Proxy.
   ['ecommerce', 'semantic'].forEach((n) => (a[n] = new Proxy({}, { get: (_, k) => rec(n + '.' + String(k)) })));
-  a.load = (key: string, o?: { cdnUrl?: string }) => {
+  a.load = (key: string, o?: { cdnUrl?: string; consent?: unknown }) => {
+    a.c = o && o.consent;
     rec('load')(key, o);
+    // (a script element inserted by script is async: https://html.spec.whatwg.org/multipage/scripting.html#script-force-async)
     const s = d.createElement('script');
-    s.async = true;
     s.src = (o && o.cdnUrl) || __CDN_URL__;
     if (nonce) s.nonce = nonce;
-    d.head.appendChild(s);
+    d.head.append(s);
   };
 })(window, document);

@@ -87,6 +87,8 @@ export type ErrorCode =
   | 'expired'
   | 'storage_unavailable'
   | 'dropped'
+  | 'opted_out'
+  | 'consent_denied'
   | 'middleware_error'
   | 'plugin_error';
 
@@ -145,6 +147,13 @@ export interface LoadOptions {
    * message (reported). A held trackLink/trackForm navigation waits at most this long too. @default 1000
    */
   middlewareTimeout?: number;
+  /**
+   * Consent-pending mode: calls are accepted and held in memory; nothing is written to cookies, localStorage or
+   * IndexedDB and no request is made until `consent()` grants every category listed here.
+   */
+  consent?: { categories: string[] };
+  /** Treat `navigator.globalPrivacyControl === true` as an opt-out. @default false */
+  respectGPC?: boolean;
 }
 
 /** Settings of the npm entry's `AnalyticsBrowser.load(settings, options)`. */

@@ -80,7 +80,7 @@ describe('snippet', () => {
       expect(scripts).toHaveLength(1);
       expect(scripts[0].tagName).toBe('SCRIPT');
       expect(scripts[0].src).toBe(DEFAULT_CDN);
-      expect(scripts[0].async).toBe(true);
+      // (async: a script inserted by script is async in browsers, not in happy-dom; e2e/core.spec.ts checks it)
     });
 
     it('loads the bundle from cdnUrl when given', () => {
