@@ -243,6 +243,7 @@ http {
     await ready(url, proc.child, 10000, proc.output);
   } catch (e) {
     await proc.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
     throw e;
   }
   return { url, output: proc.output, close: async () => (await proc.stop(), fs.rmSync(dir, { recursive: true, force: true })) };
@@ -285,6 +286,7 @@ export async function startNext(api: string, cdnDir: string): Promise<Proxy> {
     await ready(url, proc.child, 60000, proc.output);
   } catch (e) {
     await proc.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
     throw e;
   }
   return { url, output: proc.output, close: async () => (await proc.stop(), fs.rmSync(dir, { recursive: true, force: true })) };
@@ -303,6 +305,7 @@ export async function startVite(api: string, cdnDir: string): Promise<Proxy> {
     await ready(url, proc.child, 30000, proc.output);
   } catch (e) {
     await proc.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
     throw e;
   }
   return { url, output: proc.output, close: async () => (await proc.stop(), fs.rmSync(dir, { recursive: true, force: true })) };
