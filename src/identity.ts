@@ -170,13 +170,15 @@ export function createIdentity({ storage = 'cookie', cookie = {}, persist = true
     state.traits = object(read(src, 'traits'));
     state.groupId = id(read(src, 'groupId'));
     state.groupTraits = object(read(src, 'groupTraits'));
-    // Written back on every load, so a store that lost the values (a wiped cookie) holds them again.
-    IDENTITY.forEach((k) => write(k, state[k as keyof typeof state]));
+    writeAll();
   };
+  // Written back on every load, so a store that lost the values (a wiped cookie) holds them again; and, when writing
+  // starts (consent granted), what this page holds in memory.
+  const writeAll = () => IDENTITY.forEach((k) => write(k, state[k as keyof typeof state]));
   const enable = () => {
     open();
     writable = true;
-    load();
+    writeAll();
   };
   load();
   if (persist) enable();

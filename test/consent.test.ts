@@ -87,8 +87,10 @@ describe('consent-pending mode', () => {
     expect(out[0].timestamp).toBe(first.event.timestamp);
     expect(new Set(out.map((m) => m.anonymousId))).toEqual(new Set([anonymousId]));
     for (const m of out) expect(m.context.consent).toEqual({ categoryPreferences: { analytics: true, ads: false } });
-    // now it persists
+    // now it persists, with what the page did meanwhile
     expect(localStorage.getItem('svc_anonymous_id')).toBe(JSON.stringify(anonymousId));
+    expect(localStorage.getItem('svc_user_id')).toBe('"u1"');
+    expect(api.user().id()).toBe('u1');
     const { event } = await api.track('After');
     expect(event.context.consent).toEqual({ categoryPreferences: { analytics: true, ads: false } });
   });
