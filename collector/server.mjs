@@ -42,6 +42,7 @@
 //                       times: positive integer, how many requests the status and the delay apply to
 //                         (each counted separately; default: until cleared);
 //                       retryAfter: seconds or an HTTP date, sent as Retry-After with `status`;
+//                       headers: { name: value } strings, more response headers sent with `status`;
 //                       delayMs: 0-120000, wait before answering (a client that leaves meanwhile gets
 //                         nothing and nothing is accepted);
 //                       poisonEvent: answer every request carrying a message with this `event` with
@@ -272,11 +273,11 @@ function createState() {
   };
 }
 
-function resetState(state) {
+function resetState(state, { keepFaults = false } = {}) {
   state.requests.length = 0;
   state.messages.length = 0;
   Object.assign(state.stats, emptyStats());
-  state.fault.status = state.fault.delay = state.fault.poison = null;
+  if (!keepFaults) state.fault.status = state.fault.delay = state.fault.poison = null;
   state.seen.clear();
 }
 
@@ -288,7 +289,7 @@ const isCount = (n) => Number.isInteger(n) && n > 0;
  */
 export function parseFault(input) {
   if (!isObject(input)) throw new Error('fault must be a JSON object');
-  const { status, times, retryAfter, delayMs, poisonEvent, poisonStatus } = input;
+  const { status, times, retryAfter, headers, delayMs, poisonEvent, poisonStatus } = input;
   if (times !== undefined && times !== null && !isCount(times)) throw new Error('times must be a positive integer');
   const remaining = times ?? null;
   const fault = { status: null, delay: null, poison: null };
@@ -297,7 +298,11 @@ export function parseFault(input) {
     if (retryAfter !== undefined && retryAfter !== null && typeof retryAfter !== 'number' && typeof retryAfter !== 'string') {
       throw new Error('retryAfter must be a number of seconds or an HTTP date');
     }
-    fault.status = { code: status, remaining, retryAfter: retryAfter == null ? null : String(retryAfter) };
+    if (headers !== undefined && headers !== null
+      && !(isObject(headers) && Object.entries(headers).every(([k, v]) => /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(k) && typeof v === 'string' && !/[\r\n]/.test(v)))) {
+      throw new Error('headers must be an object of header names to string values');
+    }
+    fault.status = { code: status, remaining, retryAfter: retryAfter == null ? null : String(retryAfter), ...(headers && { headers: { ...headers } }) };
   }
   if (delayMs !== undefined && delayMs !== null) {
     if (typeof delayMs !== 'number' || !(delayMs >= 0) || delayMs > MAX_DELAY_MS) throw new Error(`delayMs must be 0-${MAX_DELAY_MS}`);
@@ -457,7 +462,7 @@ function createIngest(ctx) {
     const failure = consume(state.fault, 'status');
     if (failure) {
       rec.fault = 'status';
-      const headers = failure.retryAfter !== null ? { 'Retry-After': failure.retryAfter } : {};
+      const headers = { ...(failure.retryAfter !== null ? { 'Retry-After': failure.retryAfter } : {}), ...(failure.headers || {}) };
       return { status: failure.code, error: `injected failure ${failure.code}`, headers };
     }
     const bodyLimit = kind === 'batch' ? BATCH_LIMIT : MESSAGE_LIMIT;
@@ -664,7 +669,12 @@ export function hostUrl(host, port) {
  * @param {boolean} [options.quiet=true] false logs one line per ingestion request to stdout.
  * @param {number} [options.maxRequests=10000] oldest request records are dropped past this.
  * @param {number} [options.maxMessages=100000] oldest accepted messages are dropped from memory past this.
- * @returns {Promise<{ url: string, port: number, close(): Promise<void>, state: object, reset(): void, setFault(fault: object): object }>}
+ * @returns {Promise<{ url: string, port: number, close(): Promise<void>, state: object, reset(): void, setFault(fault: object): object,
+ *   violations(): object[], clear(): void, onChange(listener: () => void): () => void }>}
+ *   `state.messages` holds the accepted messages in arrival order (what GET /_/messages answers), `state.requests`
+ *   the request records; `violations()` is GET /_/violations; `clear()` forgets requests, messages and counters but
+ *   keeps the faults (`reset()` forgets those too); `onChange(listener)` calls `listener` after every change (a request
+ *   arrived or was answered, a fault was set, a reset) until the function it returns is called.
  */
 export async function startCollector({
   port = 8787,
@@ -731,6 +741,25 @@ export async function startCollector({
       Object.assign(state.fault, parseFault(fault));
       ctx.changed();
       return state.fault;
+    },
+    violations() {
+      return state.requests.filter((r) => r.violation);
+    },
+    clear() {
+      resetState(state, { keepFaults: true });
+      hub.broadcast('reset', { stats: state.stats, fault: state.fault });
+      ctx.changed();
+    },
+    onChange(listener) {
+      const waiter = () => {
+        try {
+          listener();
+        } catch {
+          // a listener's failure is its own business; the collector carries on
+        }
+      };
+      waiters.add(waiter);
+      return () => void waiters.delete(waiter);
     },
   };
 }
