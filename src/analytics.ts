@@ -152,8 +152,10 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
   // Source middleware and plugins: usable before `load` (a snippet's calls may add them first), which sets these.
   const transformSettings = { integrations: {} as JSONObject, timeout: DEFAULT_MIDDLEWARE_TIMEOUT };
   const transforms = createTransforms(transformSettings, report);
-  // Set when `invoke` put its message in the queue before returning (trackLink and trackForm ask).
-  let queuedNow = false;
+  // Set when a call goes on after `invoke` returned (it waits for `load`, or a middleware or plugin has it): trackLink
+  // and trackForm then hold the navigation. Otherwise the call is done with when `invoke` returns: queued, held for
+  // consent (waiting would not keep it), or refused.
+  let deferred = false;
   // Consent and opt-out (src/consent.ts): the state, the site's last decision, and the messages held meanwhile.
   let gate: Gate = 'open';
   let preferences: Preferences | undefined;
@@ -222,7 +224,7 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
     if (!core && typeof window == 'undefined') return refuse(analyticsError('not_loaded', 'svc-analytics runs in a browser only'), callback);
     // The page and time of the call itself, also for a call that waits for `load`.
     const at = site || { page: [location.href, document.title, document.referrer] as RecordedPage, time: Date.now() };
-    if (!core) return new Promise((res, rej) => waitingForLoad.push(() => invoke(type, args, at).then(res, rej)));
+    if (!core) return (deferred = true), new Promise((res, rej) => waitingForLoad.push(() => invoke(type, args, at).then(res, rej)));
     const instance = core;
     // Refused before anything is built: nothing of it is kept.
     const closed = shut(type, callback);
@@ -254,6 +256,7 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
     if (type == 'group') instance.identity.group(message.groupId!, message.traits!);
     if (!transforms.active()) return store(instance, type, built, callback);
     // Source middleware and plugins see the message first; what they pass on is checked again, then queued.
+    deferred = true;
     return transforms.run(message).then((out) => {
       const checked = out instanceof Error ? out : checkMessage(message, out);
       if (checked instanceof Error) {
@@ -290,7 +293,6 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
     // Consent pending: held in memory (the promise resolves now), queued when consent is granted.
     const stored = gate == 'pending' ? (held.push(built), Promise.resolve()) : enqueue(instance, built);
     if (stored instanceof Error) return refused(safelyRefused(stored, callback));
-    queuedNow = gate == 'open';
     const { message } = built;
     // (never rejects: a queue that cannot store keeps the message in memory)
     return stored.then(() => {
@@ -343,6 +345,8 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
     // kit's collector, whatever `apiHost` the page names. Test-only; set before the page's scripts run.
     const test = (window as any).__svcAnalyticsTest;
     const settings = resolve(test && typeof test.apiHost == 'string' ? { ...options, apiHost: test.apiHost } : options);
+    // A path is on the page's own origin, whatever a <base href> says (fetch and sendBeacon resolve against it).
+    if (settings.url[0] == '/') settings.url = location.origin + settings.url;
     transformSettings.integrations = freeze(settings.integrations);
     transformSettings.timeout = settings.middlewareTimeout;
     if (settings.ignored.length) report(analyticsError('invalid_arguments', `load: integrations ${settings.ignored} ignored: the API takes true or false`));
@@ -474,9 +478,9 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
   };
   const autotrack = createAutotrack({
     track(event, properties, options) {
-      queuedNow = false;
+      deferred = false;
       const done = invoke('track', [event, properties, options]);
-      return { queued: queuedNow, done };
+      return { queued: !deferred, done };
     },
     report,
     timeout: () => transformSettings.timeout,

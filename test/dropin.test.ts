@@ -249,3 +249,19 @@ describe('the testing kit override', () => {
     }
   });
 });
+
+describe('a first-party apiHost path', () => {
+  it('is on the page origin, whatever a <base href> says', async () => {
+    const base = document.createElement('base');
+    base.href = 'https://elsewhere.example/';
+    document.head.appendChild(base);
+    try {
+      const { api } = start({ apiHost: '/ingest' });
+      await api.track('X');
+      await api.flush();
+      expect(fetchMock.mock.calls.map((c) => c[0])).toEqual([location.origin + '/ingest/v1/batch']);
+    } finally {
+      base.remove();
+    }
+  });
+});
