@@ -1,12 +1,34 @@
 // The demo shop (demo/) walked like a person: clicks, back/forward, a coupon, a two-step checkout. The collector
 // must receive the page views and the spec 000 §2.7 ecommerce events in the order they happened, typed as the
 // spec has them (ids strings, price a number, quantity an integer).
+//
+// Written on the testing kit (svc-analytics/playwright), as a site's own tests would be: the shop names its
+// production API host (`?api=`, the shop's setting) and the kit's `analytics` fixture receives what it sends.
 import { fileURLToPath } from 'node:url';
 import type { Page } from '@playwright/test';
-import { test, expect } from './fixtures';
+import { test as kit, expect } from 'svc-analytics/playwright';
 import { startStatic } from '../collector/static.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+/** The API host the shop is told to use: the kit points the library elsewhere, so nothing may go there. */
+const PRODUCTION = 'https://api.production.example';
+
+/** The site, as a shop's tests start it: the demo under /demo/, the bundle under /dist/. */
+const test = kit.extend<{}, { site: { url: string } }>({
+  site: [
+    async ({}, use) => {
+      const site = await startStatic({
+        root: root + 'e2e/site',
+        port: 0,
+        mounts: { '/dist/': root + 'dist', '/demo/': root + 'demo' },
+        snippetFile: root + 'dist/snippet.min.js',
+      });
+      await use({ url: site.url });
+      await site.close();
+    },
+    { scope: 'worker' },
+  ],
+});
 
 /** One line per message: `page <path>`, `identify <userId>` or the track event's name. */
 const label = (m: any) =>
@@ -25,11 +47,17 @@ function expectProduct(p: any, fields: { product_id: string; price: number; quan
   if (fields.quantity !== undefined) expect(Number.isInteger(p.quantity)).toBe(true);
 }
 
-test('a shopper browses, fills a cart and checks out; the collector gets the journey in order', async ({ page, site, collector }) => {
-  // Each step waits (bounded) until the collector has that step's event, as a person would take longer than a frame.
-  const received = async (event: string, n = 1) => expect(await collector.waitFor(n, { event })).toHaveLength(n);
+test('a shopper browses, fills a cart and checks out; the collector gets the journey in order', async ({ page, site, analytics }) => {
+  // Each step waits (bounded by the expect timeout) until the collector has that step's event, as a person would
+  // take longer than a frame.
+  const received = async (event: string, n = 1) => {
+    await expect(analytics).toHaveTracked(event);
+    await expect.poll(() => analytics.messages({ event }).length).toBe(n);
+  };
+  const leaks: string[] = [];
+  page.on('request', (r) => r.url().startsWith(PRODUCTION) && leaks.push(r.url()));
 
-  await page.goto(site.url + '/demo/?api=' + collector.url);
+  await page.goto(site.url + '/demo/?api=' + PRODUCTION);
   const products = page.getByTestId('products').getByRole('link');
   await expect(products).toHaveCount(6);
   await received('Product List Viewed');
@@ -118,7 +146,11 @@ test('a shopper browses, fills a cart and checks out; the collector gets the jou
     'Order Completed',
     `page /demo/order/${orderId}`,
   ];
-  const all = await collector.waitFor(expected.length);
+  await expect(analytics).toHavePaged(`/demo/order/${orderId}`);
+  await expect(analytics).toHaveTracked('Order Completed', { order_id: orderId, currency: 'USD', coupon: 'DEMO10' });
+  await expect(analytics).toHaveIdentified('ada@example.com', { name: 'Ada Lovelace' });
+  await expect.poll(() => analytics.messages().length).toBeGreaterThanOrEqual(expected.length);
+  const all: any[] = analytics.messages();
   expect(all.map(label)).toEqual(expected);
 
   // One visitor throughout; known by email from the identify on.
@@ -195,14 +227,16 @@ test('a shopper browses, fills a cart and checks out; the collector gets the jou
   expectProduct(o.products[0], { product_id: 'pour-over-kettle', price: 64, quantity: 1 });
   expectProduct(o.products[1], { product_id: 'stoneware-mug', price: 18, quantity: 1 });
 
-  // The corner widget saw every call and links to this collector's inspector.
+  // The corner widget saw every call and links to the inspector of the API host the shop was given.
   const widget = page.getByTestId('events-widget');
   await expect(widget.locator('.events-total')).toHaveText(String(expected.length));
-  await expect(widget.getByTestId('inspector-link')).toHaveAttribute('href', collector.url + '/');
+  await expect(widget.getByTestId('inspector-link')).toHaveAttribute('href', PRODUCTION + '/');
   await expect(widget.locator('.events-row').first()).toContainText(`/order/${orderId}`);
+  // Nothing went to the host the shop named.
+  expect(leaks).toEqual([]);
 });
 
-test('deep links load the right route when the shop is served at the root (as npm start does)', async ({ page, collector }) => {
+test('deep links load the right route when the shop is served at the root (as npm start does)', async ({ page, analytics }) => {
   const site = await startStatic({
     root: root + 'demo',
     port: 0,
@@ -212,14 +246,14 @@ test('deep links load the right route when the shop is served at the root (as np
   try {
     const failed: string[] = [];
     page.on('response', (r) => r.status() >= 400 && failed.push(`${r.status()} ${r.url()}`));
-    await page.goto(`${site.url}/product/desk-succulent?api=${collector.url}`);
+    // No ?api=: the shop names its default host, and the kit points the library at its own collector all the same.
+    await page.goto(`${site.url}/product/desk-succulent`);
     await expect(page.getByRole('heading', { level: 1 })).toHaveText('Desk Succulent');
     // styled: the stylesheet came from /shop.css, not /product/shop.css
     await expect(page.locator('.product')).toHaveCSS('display', 'grid');
-    const [viewed] = await collector.waitFor(1, { event: 'Product Viewed' });
-    expect(viewed.properties).toMatchObject({ product_id: 'desk-succulent', price: 22, url: `${site.url}/product/desk-succulent` });
-    const [pageView] = await collector.waitFor(1, { type: 'page' });
-    expect(pageView.properties.path).toBe('/product/desk-succulent');
+    await expect(analytics).toHaveTracked('Product Viewed', { product_id: 'desk-succulent', price: 22, url: `${site.url}/product/desk-succulent` });
+    await expect(analytics).toHavePaged('/product/desk-succulent');
+    expect(analytics.messages({ type: 'page' })).toHaveLength(1);
 
     await page.getByRole('navigation', { name: 'Breadcrumb' }).getByRole('link', { name: 'Shop' }).click();
     await expect(page).toHaveURL(`${site.url}/`);
