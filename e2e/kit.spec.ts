@@ -221,6 +221,16 @@ test('an npm app that names its production host: page views per route, tracks', 
   expect(leaks).toEqual([]);
 });
 
+test('.not flushes an npm app too, which keeps its instance to itself', async ({ page, analytics }) => {
+  await page.goto('/kit-npm.html');
+  await expect(analytics).toHavePaged({ path: '/kit-npm.html' });
+  // The page view just went, so this one waits for flushInterval: queued, not yet sent.
+  await page.getByRole('button', { name: 'Save' }).click();
+  expect(analytics.messages({ event: 'Settings Saved' })).toEqual([]);
+  const message = await failureOf(quick(analytics).not.toHaveTracked('Settings Saved'));
+  expect(message).toContain('track "Settings Saved" {"theme":"dark"}');
+});
+
 test('messages(filter), identify and group matchers, clear()', async ({ page, analytics }) => {
   await page.goto('/kit-shop.html');
   await page.getByRole('button', { name: 'Sign in' }).click();

@@ -94,8 +94,9 @@ async function flushPages(contexts, ms) {
   const flushes = frames.map((frame) =>
     frame
       .evaluate(async () => {
-        const a = window.analytics;
-        if (a && a.initialized === true && typeof a.flush === 'function') await a.flush();
+        // The snippet's instance, and every instance the library registered with the kit (an npm app's own).
+        const all = new Set([window.analytics, ...((window.__svcAnalyticsTest && window.__svcAnalyticsTest.instances) || [])]);
+        for (const a of all) if (a && a.initialized === true && typeof a.flush === 'function') await a.flush();
       })
       .catch(() => {}),
   );

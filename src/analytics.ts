@@ -345,6 +345,8 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
     // kit's collector, whatever `apiHost` the page names. Test-only; set before the page's scripts run.
     const test = (window as any).__svcAnalyticsTest;
     const settings = resolve(test && typeof test.apiHost == 'string' ? { ...options, apiHost: test.apiHost } : options);
+    // The kit flushes every instance of the page before a `.not` check (an npm app keeps its own).
+    if (test && typeof test == 'object') (test.instances ||= []).push(api);
     // A path is on the page's own origin, whatever a <base href> says (fetch and sendBeacon resolve against it).
     if (settings.url[0] == '/') settings.url = location.origin + settings.url;
     transformSettings.integrations = freeze(settings.integrations);
