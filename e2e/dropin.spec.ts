@@ -533,6 +533,23 @@ test.describe('held: a source middleware that answers later', () => {
     expect(await page.evaluate(() => (window as any).__alive)).toBe(alive);
   });
 
+  for (const held of [false, true]) {
+    test(`a link that targets an iframe (target="sink")${held ? ' while a middleware holds events' : ''}: it loads in the iframe, this page stays, tracked once`, async ({ page, site, collector }) => {
+      await openLab(page, site, { ...QUICK, middlewareTimeout: 1000 });
+      if (held) await addSlowMiddleware(page, 100);
+      const alive = await page.evaluate(() => (window as any).__alive);
+      const navigations = documentRequests(page);
+      const frame = page.frame({ name: 'sink' })!;
+      await page.click('#framedlink');
+      await arrivedOnce(collector, 'Link Framed');
+      expect({ frame: frame.isDetached() ? 'detached' : new URL(frame.url()).search, navigatedThisPage: navigations.length > 0 }).toEqual({
+        frame: '?from=framedlink',
+        navigatedThisPage: false,
+      });
+      expect(await page.evaluate(() => (window as any).__alive)).toBe(alive);
+    });
+  }
+
   test("a held submit by a button with formaction goes to the button's formaction, as the browser's own submit would", async ({ page, site, collector }) => {
     await openLab(page, site, { ...QUICK, middlewareTimeout: 1000 });
     await addSlowMiddleware(page, 100);
