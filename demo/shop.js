@@ -4,6 +4,7 @@
 // through `analytics.ecommerce.*` and one `identify` when an order is placed.
 import { BRAND, CURRENCY, PRODUCTS, productById, art } from './catalog.js';
 import { mountEventsWidget } from './widget.js';
+import { mountConsent, consentState } from './consent.js';
 
 // `window.analytics` is the snippet's stub until the bundle loads and replaces it: always look it up at call time.
 const analytics = () => window.analytics;
@@ -654,7 +655,8 @@ function updateBadge() {
 const inspectorUrl = (window.apiHost || 'http://127.0.0.1:8787').replace(/\/+$/, '') + '/';
 function start() {
   main = document.getElementById('main');
-  mountEventsWidget({ inspectorUrl, base: BASE });
+  mountEventsWidget({ inspectorUrl, base: BASE, consentState });
+  mountConsent({ analytics });
   updateBadge();
   render();
 }

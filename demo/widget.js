@@ -21,7 +21,10 @@ function glance(obj) {
   return keys.map((k) => `${k}: ${show(obj[k])}`).join(' · ');
 }
 
-export function mountEventsWidget({ inspectorUrl, base = '/' }) {
+// How a row's dot reads while the visitor has not accepted (see demo/consent.js).
+const HELD = { pending: ['held', 'held in memory until you decide'], denied: ['dropped', 'not sent: analytics rejected'], out: ['dropped', 'not sent: opted out'] };
+
+export function mountEventsWidget({ inspectorUrl, base = '/', consentState = () => 'granted' }) {
   const root = document.createElement('aside');
   root.className = 'events';
   root.setAttribute('aria-label', 'Analytics events sent by this page');
@@ -36,9 +39,10 @@ export function mountEventsWidget({ inspectorUrl, base = '/' }) {
         <button type="button" class="events-close" aria-label="Hide the events list" title="Hide">×</button>
       </div>
       <p class="events-to">to the collector at <span class="mono">${escape(host)}</span></p>
+      <p class="events-consent" data-testid="events-consent"></p>
       <ol class="events-list"></ol>
       <p class="events-empty">Click around: each page view and shop action shows up here as svc-analytics queues it.</p>
-      <p class="events-foot"><span class="st"></span> queued <span class="st sent"></span> delivered</p>
+      <p class="events-foot"><span class="st held"></span> held <span class="st"></span> queued <span class="st sent"></span> delivered</p>
     </div>
     <button type="button" class="events-pill" aria-controls="events-panel">
       <span class="pulse" aria-hidden="true"></span>
@@ -93,13 +97,26 @@ export function mountEventsWidget({ inspectorUrl, base = '/' }) {
     const li = document.createElement('li');
     li.className = 'events-row';
     li.dataset.type = type;
-    li.innerHTML = `<span class="st" title="queued"></span><span class="chip ${type}">${type}</span>
+    const [cls, title] = HELD[consentState()] || ['', 'queued'];
+    li.innerHTML = `<span class="st ${cls}" title="${title}"></span><span class="chip ${type}">${type}</span>
       <span class="events-label">${escape(label)}</span><time>${clock(m ? new Date(m.timestamp) : new Date())}</time>
       ${detail ? `<span class="events-detail">${escape(detail)}</span>` : ''}`;
     list.prepend(li);
     if (m && m.messageId) rows.set(m.messageId, li);
     while (list.children.length > MAX_ROWS) list.lastElementChild.remove();
   }
+
+  // The visitor's consent (demo/consent.js): shown in the panel; rows held meanwhile follow the decision.
+  addEventListener('field-goods:consent', (e) => {
+    const { state, text } = e.detail;
+    root.querySelector('.events-consent').textContent = text;
+    root.dataset.consent = state;
+    for (const st of list.querySelectorAll('.st.held')) {
+      const [cls, title] = HELD[state] || ['', 'queued'];
+      st.className = 'st ' + cls;
+      st.title = title;
+    }
+  });
 
   // The arguments analytics.js gives these handlers; the last one is the queued call's result ({ event: message }).
   const handlers = {
