@@ -672,3 +672,106 @@ test('GPC without respectGPC changes nothing; respectGPC without GPC changes not
   await collector.waitFor(1, { messageId: b.event.messageId }, 10_000);
   expect([...errors, ...otherErrors]).toEqual([]);
 });
+
+// ---- the demo shop's banner (demo/consent.js) and the inspector (collector/inspector.html) ----------------------
+
+test('demo shop: events wait for the banner; Accept sends them and persists the id; Privacy settings → Reject withdraws; the footer opts out and back in', async ({ page, context, site, collector }) => {
+  const errors = await watchErrors(page);
+  const cdp = await context.newCDPSession(page);
+  const requests = recordRequests(page);
+  const shop = `${site.url}/demo/?api=${encodeURIComponent(collector.url)}`;
+  await page.goto(shop);
+  const banner = page.getByTestId('consent-banner');
+  await expect(banner).toBeVisible();
+  await expect(page.getByTestId('products').getByRole('link')).toHaveCount(6);
+  // The page view and Product List Viewed are held (the events corner shows them as held).
+  await expect(page.locator('.events-row .st.held')).toHaveCount(2);
+  await settle(page);
+  const s = await storageOf(page, cdp);
+  expect(s.cookies, 'cookies before a decision').toEqual([]);
+  expect(Object.keys(s.localStorage).filter((k) => !k.startsWith('field-goods:')), 'the library stored nothing').toEqual([]);
+  expect(s.cdpDatabases).toEqual([]);
+  expect(requests.filter((u) => u.startsWith(collector.url)), 'requests to the API before a decision').toEqual([]);
+  expect(await collector.requests()).toEqual([]);
+
+  await page.getByRole('button', { name: 'Accept' }).click();
+  await expect(banner).toBeHidden();
+  const held = await collector.waitFor(2, {}, 10_000);
+  expect(held.map((m) => m.event || m.type)).toEqual(['page', 'Product List Viewed']);
+  for (const m of held) expect(m.context.consent).toEqual({ categoryPreferences: { analytics: true } });
+  await expect(page.locator('.events-row .st.sent')).toHaveCount(2);
+  await expect(page.getByTestId('events-consent')).toContainText('Accepted');
+  expect(await page.evaluate(() => localStorage.getItem('field-goods:consent'))).toBe('granted');
+  const anonymousId = held[0].anonymousId;
+  await expect.poll(async () => (await storedIdentity(page)).cookies.svc_anonymous_id).toBe(anonymousId);
+
+  // The next page load: no banner, the shop gives the library its remembered decision, the visitor is the same.
+  await page.reload();
+  await expect(page.getByTestId('products').getByRole('link')).toHaveCount(6);
+  await expect(banner).toBeHidden();
+  const [again] = await collector.waitFor(2, { type: 'page' }, 10_000).then((p) => p.slice(1));
+  expect(again.anonymousId).toBe(anonymousId);
+  expect(again.context.consent).toEqual({ categoryPreferences: { analytics: true } });
+
+  // Privacy settings → Reject: a withdrawal; the stored identity goes.
+  await page.getByRole('button', { name: 'Privacy settings' }).click();
+  await expect(banner).toBeVisible();
+  await banner.getByRole('button', { name: 'Reject' }).click();
+  await expect(banner).toBeHidden();
+  await expect.poll(async () => Object.keys((await storedIdentity(page)).cookies).filter((k) => IDENTITY_KEYS.includes(k))).toEqual([]);
+  await page.reload();
+  await expect(page.getByTestId('products').getByRole('link')).toHaveCount(6);
+  await expect(banner).toBeHidden();
+  await ready(page);
+  expect((await call(page, [['track', 'Rejected']]))[0].code).toBe('consent_denied');
+
+  // The footer: opt out (the library keeps that choice), then opt back in and accept.
+  await page.getByRole('button', { name: 'Opt out of analytics' }).click();
+  await expect.poll(async () => (await storedIdentity(page)).cookies.svc_opt_out).toBe(true);
+  expect((await call(page, [['track', 'Out']]))[0].code).toBe('opted_out');
+  await page.reload();
+  await ready(page);
+  expect((await call(page, [['track', 'Still Out']]))[0].code).toBe('opted_out');
+  await expect(page.getByTestId('events-consent')).toContainText('Opted out');
+  await page.getByRole('button', { name: 'Opt back in to analytics' }).click();
+  await page.getByRole('button', { name: 'Privacy settings' }).click();
+  await banner.getByRole('button', { name: 'Accept' }).click();
+  const [back] = await call(page, [['track', 'Back In']]);
+  expect(back.ok, `${back.code}`).toBe(true);
+  const [m] = await collector.waitFor(1, { messageId: back.event.messageId }, 10_000);
+  expect(m.anonymousId, 'a fresh anonymous id after opting back in').not.toBe(anonymousId);
+  const events = (await collector.messages()).map((x) => x.event).filter(Boolean);
+  expect(events.filter((e) => ['Rejected', 'Out', 'Still Out'].includes(e))).toEqual([]);
+  expect(errors).toEqual([]);
+});
+
+test('inspector: each message shows the consent it carries, in the list and the details, and the filter finds it', async ({ page, context, site, collector }) => {
+  const errors = await watchErrors(page);
+  await page.goto(consentPage(site, { flushInterval: 100 }));
+  await ready(page);
+  const [none] = await call(page, [['track', 'No Decision']]);
+  await collector.waitFor(1, { messageId: none.event.messageId }, 10_000);
+  await page.evaluate(() => (window as any).analytics.consent({ analytics: true, advertising: false }));
+  const [withIt] = await call(page, [['track', 'With Decision']]);
+  await collector.waitFor(1, { messageId: withIt.event.messageId }, 10_000);
+
+  const inspector = await context.newPage();
+  const inspectorErrors = await watchErrors(inspector);
+  await inspector.goto(collector.url + '/');
+  const rowWith = inspector.locator('tbody tr', { hasText: 'With Decision' });
+  const rowNone = inspector.locator('tbody tr', { hasText: 'No Decision' });
+  await expect(inspector.locator('thead th', { hasText: 'consent' }).first()).toBeVisible();
+  await expect(rowWith.locator('.cp.yes')).toHaveText(['analytics']);
+  await expect(rowWith.locator('.cp.no')).toHaveText(['advertising']);
+  await expect(rowNone.locator('td.consent')).toHaveText('—');
+  await rowWith.click();
+  await expect(inspector.locator('#detailConsent .cp.yes')).toHaveText(['analytics']);
+  await expect(inspector.locator('#detailConsent .cp.no')).toHaveText(['advertising']);
+  await expect(inspector.locator('#detail')).toContainText('"categoryPreferences"');
+  await rowNone.click();
+  await expect(inspector.locator('#detailConsent')).toContainText('—');
+  await inspector.locator('#filter').fill('consent:advertising=false');
+  await expect(rowWith).toBeVisible();
+  await expect(rowNone).toBeHidden();
+  expect([...errors, ...inspectorErrors]).toEqual([]);
+});
