@@ -426,6 +426,60 @@ test('withdraw: the queued records in IndexedDB and the stored identity are remo
   expect(errors).toEqual([]);
 });
 
+test('withdraw, then leave the page: the page exit stores and sends nothing of what was held', async ({ page, context, site, collector }) => {
+  const errors = await watchErrors(page);
+  const cdp = await context.newCDPSession(page);
+  await page.goto(consentPage(site, { consent: CATEGORIES, flushInterval: 100 }, { cmp: JSON.stringify({ analytics: true }) }));
+  await ready(page);
+  const [first] = await call(page, [['track', 'Granted']]);
+  await collector.waitFor(1, { messageId: first.event.messageId }, 10_000);
+  await page.evaluate(() => (window as any).analytics.consent({ analytics: false }));
+  expect((await call(page, [['track', 'Held At Exit 1'], ['track', 'Held At Exit 2']])).every((o) => o.ok)).toBe(true);
+  // Another page of the site, where the visitor has not decided yet (pending): what did the exit leave?
+  await page.goto(consentPage(site, { consent: CATEGORIES, flushInterval: 100 }, { next: '1' }));
+  await ready(page);
+  await settle(page);
+  const s = await storedIdentity(page);
+  expect(Object.keys(s.cookies).filter((k) => k.startsWith('svc_')), 'cookies').toEqual([]);
+  expect(Object.keys(s.local).filter((k) => k.startsWith('svc_')), 'localStorage').toEqual([]);
+  expect(await queued(page, cdp), 'IndexedDB records').toBe(0);
+  expect((await collector.messages()).map((m) => m.event)).toEqual(['Granted']);
+  expect(errors).toEqual([]);
+});
+
+test('opt-out while consent is pending discards the held calls; after opting in, a grant sends only later calls', async ({ page, site, collector }) => {
+  const errors = await watchErrors(page);
+  await page.goto(consentPage(site, { consent: CATEGORIES, flushInterval: 100 }, { early: '1' }));
+  await ready(page);
+  expect((await call(page, [['track', 'Held Before Opt-Out']]))[0].ok).toBe(true);
+  await page.evaluate(() => (window as any).analytics.optOut());
+  expect((await call(page, [['track', 'Refused']]))[0].code).toBe('opted_out');
+  // A grant while opted out changes nothing: the opt-out wins.
+  await page.evaluate(() => (window as any).analytics.consent({ analytics: true }));
+  expect((await call(page, [['track', 'Refused Despite Grant']]))[0].code).toBe('opted_out');
+  await page.evaluate(() => (window as any).analytics.optIn());
+  // The grant made while opted out is this page's decision: after opting in, calls go.
+  const [after] = await call(page, [['track', 'After Opt-In']]);
+  expect(after.ok).toBe(true);
+  await collector.waitFor(1, { messageId: after.event.messageId }, 10_000);
+  await settle(page);
+  expect((await collector.messages()).map((m) => m.event)).toEqual(['After Opt-In']);
+  expect(errors).toEqual([]);
+});
+
+test('optIn() without an earlier opt-out, while consent is pending, writes nothing', async ({ page, context, site }) => {
+  const errors = await watchErrors(page);
+  const cdp = await context.newCDPSession(page);
+  await page.goto(consentPage(site, { consent: CATEGORIES, flushInterval: 100 }));
+  await ready(page);
+  // (a consent platform may call optIn() on every "accept all"; here the visitor has decided nothing yet)
+  await page.evaluate(() => (window as any).analytics.optIn());
+  expect((await call(page, [['track', 'Held']]))[0].ok).toBe(true);
+  await settle(page);
+  await expectNothingStored(page, cdp, 'after optIn() in consent-pending mode');
+  expect(errors).toEqual([]);
+});
+
 test('every message sent after a decision carries context.consent.categoryPreferences, the latest decision', async ({ page, site, collector }) => {
   const errors = await watchErrors(page);
   // The decision made through the stub, after calls of its own: those calls carry it too.
