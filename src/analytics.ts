@@ -62,11 +62,11 @@ export interface Analytics {
   setAnonymousId(id: string): void;
   ready(callback?: () => void): Promise<void>;
   flush(): Promise<void>;
-  on(name: EventName, handler: (...args: any[]) => void): void;
-  off(name: EventName, handler: (...args: any[]) => void): void;
-  debug(on?: boolean): void;
+  on(name: EventName, handler: (...args: any[]) => void): Analytics;
+  off(name: EventName, handler: (...args: any[]) => void): Analytics;
+  debug(on?: boolean): Analytics;
   /** `on` for one call. */
-  once(name: EventName, handler: (...args: any[]) => void): void;
+  once(name: EventName, handler: (...args: any[]) => void): Analytics;
   /** `page` with `properties.path` = `url`, as analytics.js. */
   pageview(url: string): Promise<CallResult>;
   /** Tracks clicks on links (or any element): `event` and `properties` may be functions of the element. */
@@ -156,6 +156,9 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
   // and trackForm then hold the navigation. Otherwise the call is done with when `invoke` returns: queued, held for
   // consent (waiting would not keep it), or refused.
   let deferred = false;
+  // Messages that a middleware or plugin still has, and the turn of the last of them: messages are queued in call order.
+  let transforming = 0;
+  let inOrder: Promise<unknown> = Promise.resolve();
   // Consent and opt-out (src/consent.ts): the state, the site's last decision, and the messages held meanwhile.
   let gate: Gate = 'open';
   let preferences: Preferences | undefined;
@@ -236,7 +239,7 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
       built = buildMessage({
         type,
         call: normalise(type, args),
-        visitor: { anonymousId: id.anonymousId(), userId: id.userId(), traits: id.traits() },
+        visitor: { anonymousId: id.anonymousId(), userId: id.userId(), traits: id.traits(), groupId: id.groupId(), groupTraits: id.groupTraits() },
         page,
         context,
         contextBytes,
@@ -256,15 +259,25 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
     if (type == 'group') instance.identity.group(message.groupId!, message.traits!);
     if (!transforms.active()) return store(instance, type, built, callback);
     // Source middleware and plugins see the message first; what they pass on is checked again, then queued.
-    deferred = true;
-    return transforms.run(message).then((out) => {
+    const finish = (out: Message | AnalyticsError) => {
       const checked = out instanceof Error ? out : checkMessage(message, out);
-      if (checked instanceof Error) {
-        safely(callback, checked);
-        return refused<CallResult>(checked);
-      }
-      return store(instance, type, checked, callback);
-    });
+      if (!(checked instanceof Error)) return store(instance, type, checked, callback);
+      // (a middleware or plugin that threw was reported where it ran; one that dropped the message is not an error)
+      if (!(out instanceof Error)) report(checked);
+      return refused<CallResult>(safelyRefused(checked, callback));
+    };
+    const out = transforms.run(message);
+    // Every step answered at once, and no earlier message is still on its way: queued now.
+    if (!(out instanceof Promise) && !transforming) return finish(out);
+    // Otherwise queued in call order, after every earlier message that a middleware or plugin still has.
+    deferred = true;
+    transforming++;
+    const turn = inOrder.then(() => out);
+    const result = turn.then(finish);
+    // (runs after `finish`: the next message's turn comes once this one is queued)
+    const done = () => void transforming--;
+    inOrder = turn.then(done, done);
+    return result;
   }
 
   // A refusal's callback, guarded; returns the error.
@@ -523,13 +536,13 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
         gate = 'pending';
         enter(instance, decide(instance.categories, preferences, 'pending'));
       }),
-    on: emitter.on,
-    off: emitter.off,
-    once(name: EventName, handler: (...args: any[]) => void) {
+    on: chain(emitter.on),
+    off: chain(emitter.off),
+    once: chain((name: EventName, handler: (...args: any[]) => void) => {
       const once = (...args: unknown[]) => (emitter.off(name, once), handler(...args));
       emitter.on(name, once);
-    },
-    debug: (on = true) => debugMode.set(!!on),
+    }),
+    debug: chain((on = true) => debugMode.set(!!on)),
     pageview: (url: string) => invoke('page', [{ path: url }]),
     trackLink: chain(autotrack.trackLink),
     trackClick: chain(autotrack.trackLink),

@@ -28,6 +28,10 @@ export interface AutotrackDeps {
 // https://html.spec.whatwg.org/multipage/links.html#following-hyperlinks: `xlink:href` on SVG links
 const XLINK = 'http://www.w3.org/1999/xlink';
 
+// A target that names another browsing context (a new tab, a frame): this page stays where it is.
+// (`getAttribute`: an SVG link's `target` property is an SVGAnimatedString.)
+const elsewhere = (target: string | null | undefined) => !!target && !/^_(self|top|parent)$/i.test(target);
+
 function list(elements: Elements): Element[] {
   if (!elements) return [];
   if ((elements as Element).nodeType == 1) return [elements as Element];
@@ -89,9 +93,9 @@ export function createAutotrack({ track, report, timeout }: AutotrackDeps) {
           el.getAttributeNS(XLINK, 'href') ||
           el.getAttribute('xlink:href') ||
           el.getElementsByTagName('a')[0]?.getAttribute('href');
-        // A new tab or window (target=_blank, ctrl/shift/meta, middle button) leaves this page where it is.
+        // A new tab, window or frame (a target, ctrl/shift/meta, middle button) leaves this page where it is.
         if (!sent || sent.queued || !href || e.defaultPrevented) return;
-        if ((el as HTMLAnchorElement).target == '_blank' || m.ctrlKey || m.shiftKey || m.metaKey || m.button == 1) return;
+        if (elsewhere(el.getAttribute('target')) || m.ctrlKey || m.shiftKey || m.metaKey || m.button == 1) return;
         const url = new URL(href, document.baseURI).href;
         const cancelled = watchCancel(e);
         after(sent.done, () => cancelled() || location.assign(url));
@@ -101,26 +105,19 @@ export function createAutotrack({ track, report, timeout }: AutotrackDeps) {
   function trackForm(elements: Elements, event: OfElement<unknown>, properties?: OfElement<unknown>, options?: CallOptions) {
     for (const el of list(elements)) {
       const form = el as HTMLFormElement;
-      // The submit event this form tracked last, until a script submission follows it.
+      // The submit event this form tracked last, until a script submission follows it, and its message while a
+      // middleware or plugin still has it.
       let tracked: Event | undefined;
+      let pending: Promise<unknown> | undefined;
       el.addEventListener('submit', (e) => {
         tracked = e;
         const sent = send(el, event, properties, options);
-        if (!sent || sent.queued || e.defaultPrevented || el.tagName != 'FORM') return;
+        pending = sent && !sent.queued ? sent.done : undefined;
+        if (!pending || e.defaultPrevented || el.tagName != 'FORM') return;
         const submitter = (e as SubmitEvent).submitter as HTMLButtonElement | null;
+        if (elsewhere((submitter && submitter.getAttribute('formtarget')) || form.getAttribute('target'))) return;
         const cancelled = watchCancel(e);
-        after(sent.done, () => {
-          if (cancelled()) return;
-          // form.submit() leaves out the button that submitted: it goes in as a field, as the browser would send it
-          if (submitter && submitter.name) {
-            const field = document.createElement('input');
-            field.type = 'hidden';
-            field.name = submitter.name;
-            field.value = submitter.value;
-            form.appendChild(field);
-          }
-          HTMLFormElement.prototype.submit.call(form);
-        });
+        after(pending, () => !cancelled() && submitAs(form, submitter));
       });
       // form.submit() fires no submit event (https://html.spec.whatwg.org/multipage/form-control-infrastructure.html#dom-form-submit):
       // a script submission is tracked here, unless it carries out a submit event tracked above that a handler held.
@@ -134,8 +131,10 @@ export function createAutotrack({ track, report, timeout }: AutotrackDeps) {
               const held = tracked && tracked.defaultPrevented;
               tracked = undefined;
               const sent = held ? undefined : send(el, event, properties, options);
-              if (!sent || sent.queued) return submit.call(this);
-              after(sent.done, () => submit.call(this));
+              // (the held submit's message, or this one, may still be with a middleware: it goes first)
+              const wait = held ? pending : sent && !sent.queued ? sent.done : undefined;
+              if (!wait) return submit.call(this);
+              after(wait, () => submit.call(this));
             },
           });
         } catch {
@@ -145,4 +144,42 @@ export function createAutotrack({ track, report, timeout }: AutotrackDeps) {
   }
 
   return { trackLink, trackForm };
+}
+
+// The submitter's overrides of the form's own attributes (https://html.spec.whatwg.org/multipage/form-control-infrastructure.html#form-submission-attributes).
+const OVERRIDES = [
+  ['formaction', 'action'],
+  ['formmethod', 'method'],
+  ['formenctype', 'enctype'],
+  ['formtarget', 'target'],
+];
+
+/**
+ * Submits a held form as its submitter would have: `form.submit()` sends no submitter and ignores its `formaction`,
+ * `formmethod`, `formenctype` and `formtarget`, so these are set on the form for the submission, and the submitter's
+ * name and value go in as a field; all are undone once the form data is built (synchronously, by `submit`).
+ */
+function submitAs(form: HTMLFormElement, submitter: HTMLButtonElement | null) {
+  const undo: (() => void)[] = [];
+  if (submitter) {
+    for (const [from, to] of OVERRIDES)
+      if (submitter.hasAttribute(from)) {
+        const before = form.getAttribute(to);
+        form.setAttribute(to, submitter.getAttribute(from)!);
+        undo.push(() => (before == null ? form.removeAttribute(to) : form.setAttribute(to, before)));
+      }
+    if (submitter.name) {
+      const field = document.createElement('input');
+      field.type = 'hidden';
+      field.name = submitter.name;
+      field.value = submitter.value;
+      form.appendChild(field);
+      undo.push(() => field.remove());
+    }
+  }
+  try {
+    HTMLFormElement.prototype.submit.call(form);
+  } finally {
+    undo.forEach((f) => f());
+  }
 }

@@ -9,6 +9,9 @@ export interface Visitor {
   anonymousId: string;
   userId: string | null;
   traits: JSONObject;
+  /** The group of the last group call, if any. */
+  groupId?: string | null;
+  groupTraits?: JSONObject;
 }
 
 /** Everything a message is made of, each read at call time. */
@@ -88,6 +91,8 @@ export function buildMessage(parts: MessageParts): BuiltMessage | AnalyticsError
     if (pageFacts) automatic = { ...automatic, page: pageFacts };
   } else if (type == 'screen' && clean.name) clean.properties = { name: clean.name, ...clean.properties };
   else if (type == 'identify') clean.traits = identifyTraits(visitor, clean.userId, clean.traits);
+  // as analytics.js: a group's traits merge over the stored ones of the same group
+  else if (type == 'group' && visitor.groupId == clean.groupId) clean.traits = { ...visitor.groupTraits, ...clean.traits };
   else if (type == 'alias' && !clean.previousId) clean.previousId = visitor.userId || visitor.anonymousId;
   const userId = type == 'identify' ? clean.userId || visitor.userId : visitor.userId;
   const rest = {
@@ -141,9 +146,11 @@ export function checkMessage(original: Message, changed: unknown): BuiltMessage 
   const ts = m.timestamp == null ? original.timestamp : timestamp(m.timestamp);
   if (!ts) return bad('timestamp must be an ISO 8601 date-time');
   m.timestamp = ts;
-  for (const k of ['properties', 'traits', 'context', 'integrations']) if (m[k] != null && !isObject(m[k])) return bad(`${k} must be an object`);
-  m.integrations ||= {};
-  m.context ||= {};
+  // Objects a middleware emptied (null) are empty objects: the API takes no null there.
+  for (const k of ['properties', 'traits', 'context', 'integrations']) {
+    if (m[k] === null || (m[k] === undefined && (k in original || k == 'context' || k == 'integrations'))) m[k] = {};
+    if (m[k] !== undefined && !isObject(m[k])) return bad(`${k} must be an object`);
+  }
   for (const k of ownKeys(m.integrations)) if (typeof m.integrations[k] != 'boolean') return bad(`integrations.${k} must be true or false`);
   const bytes = byteLength(stringify(m));
   if (bytes > MESSAGE_LIMIT) return analyticsError('message_too_large', `message is ${bytes} bytes, over the ${MESSAGE_LIMIT} limit`, ids);

@@ -146,45 +146,83 @@ export function createTransforms(settings: TransformSettings, report: (e: Analyt
     return error;
   };
 
-  const hook = (plugin: Plugin, ctx: PluginContext) =>
-    bounded<unknown>(settings.timeout, (done) => {
-      const fn = plugin[ctx.event.type as 'track'];
-      return typeof fn == 'function' ? Promise.resolve(fn.call(plugin, ctx)).then(done) : done(ctx);
-    }).then((out: any) => (out && typeof out == 'object' && out.event && typeof out.event == 'object' ? out.event : ctx.event) as Message);
+  type Outcome = Message | AnalyticsError;
+  const isThenable = (v: unknown): v is PromiseLike<unknown> => !!v && typeof (v as PromiseLike<unknown>).then == 'function';
+  // A hook's answer: the context's event (a hook may return the context, a promise of it, or nothing).
+  const eventOf = (out: any, ctx: PluginContext) => (out && typeof out == 'object' && out.event && typeof out.event == 'object' ? out.event : ctx.event) as Message;
 
-  async function run(message: Message): Promise<Message | AnalyticsError> {
-    const ids = [message.messageId];
-    if (pending) await bounded(settings.timeout, (done) => loading.then(done)).catch(() => {});
-    let m = message;
-    for (const step of before.slice()) {
-      const who = step.plugin ? `plugin ${step.plugin.name}` : `source middleware ${step.middleware!.name || ''}`.trim();
-      try {
-        if (step.middleware) {
-          const mw = step.middleware;
-          const passed = await bounded<Payload | null | undefined>(settings.timeout, (done) => {
-            const result = mw({ payload: payload(copy(m)), integrations: copy(settings.integrations as Message), next: done });
-            // analytics.js: a middleware whose promise settles without calling `next` dropped the message
-            return result && typeof (result as Promise<unknown>).then == 'function' ? (result as Promise<unknown>).then(() => done(null)) : undefined;
-          });
-          if (!passed || !passed.obj || typeof passed.obj != 'object') return analyticsError('dropped', `${who} did not pass message ${m.messageId} on`, ids);
-          m = passed.obj;
-        } else m = await hook(step.plugin!, pluginContext(copy(m)));
-      } catch (e) {
-        if (e === CANCELLED) return analyticsError('dropped', `${who} cancelled message ${m.messageId}`, ids);
-        return failed(step.plugin ? 'plugin_error' : 'middleware_error', who, e, ids);
-      }
-    }
-    for (const plugin of enrichment.slice()) {
+  // One step on message `m`: the message it passes on, the error that ends the run, or a promise of either. A step
+  // that answers at once is taken at once: no call waits on a middleware or hook that did not make it wait.
+  function step(m: Message, s: Step, enriching: boolean): Outcome | Promise<Outcome> {
+    const ids = [m.messageId];
+    const who = s.plugin ? `plugin ${s.plugin.name}` : `source middleware ${s.middleware!.name || ''}`.trim();
+    const fail = (e: unknown): Outcome => {
+      if (e === CANCELLED) return analyticsError('dropped', `${who} cancelled message ${m.messageId}`, ids);
+      // as analytics.js: an enrichment that fails leaves the message as it was before it
+      if (enriching) return failed('plugin_error', who, e, ids, 'message kept as it was before it'), m;
+      return failed(s.plugin ? 'plugin_error' : 'middleware_error', who, e, ids);
+    };
+    if (s.plugin) {
+      const fn = s.plugin[m.type as 'track'];
+      if (typeof fn != 'function') return m;
       const ctx = pluginContext(copy(m));
+      let out: unknown;
       try {
-        m = await hook(plugin, ctx);
+        out = fn.call(s.plugin, ctx);
       } catch (e) {
-        if (e === CANCELLED) return analyticsError('dropped', `plugin ${plugin.name} cancelled message ${m.messageId}`, ids);
-        // as analytics.js: an enrichment that fails leaves the message as it was before it
-        failed('plugin_error', `plugin ${plugin.name}`, e, ids, 'message kept as it was before it');
+        return fail(e);
       }
+      if (!isThenable(out)) return eventOf(out, ctx);
+      return bounded<unknown>(settings.timeout, (done) => out.then(done)).then((o) => eventOf(o, ctx), fail);
+    }
+    const passedOn = (p: Payload | null | undefined): Outcome =>
+      p && p.obj && typeof p.obj == 'object' ? p.obj : analyticsError('dropped', `${who} did not pass message ${m.messageId} on`, ids);
+    let called = false;
+    let passed: Payload | null | undefined;
+    let later: ((p: Payload | null | undefined) => void) | undefined;
+    let result: unknown;
+    try {
+      result = s.middleware!({
+        payload: payload(copy(m)),
+        integrations: copy(settings.integrations as Message),
+        next: (p) => void (called || ((called = true), (passed = p), later?.(p))),
+      });
+    } catch (e) {
+      return fail(e);
+    }
+    if (called) return passedOn(passed);
+    // Not passed on yet: it has until the time limit. (analytics.js: one whose promise settles without calling
+    // `next` dropped the message.)
+    return bounded<Payload | null | undefined>(settings.timeout, (done) => {
+      later = done;
+      return isThenable(result) ? result.then(() => done(passed)) : undefined;
+    }).then(passedOn, fail);
+  }
+
+  // Runs the steps from `i` on: at once while each answers at once, then as each settles.
+  function from(m: Message, steps: [Step, boolean][], i: number): Outcome | Promise<Outcome> {
+    for (; i < steps.length; i++) {
+      const out = step(m, steps[i][0], steps[i][1]);
+      if (out instanceof Promise) {
+        const next = i + 1;
+        return out.then((o) => (o instanceof Error ? o : from(o, steps, next)));
+      }
+      if (out instanceof Error) return out;
+      m = out;
     }
     return m;
+  }
+
+  /**
+   * The message through every middleware and plugin: the message to queue or the error that ended it, at once when
+   * every step answered at once, else a promise of it (it waits too for plugins still loading).
+   */
+  function run(message: Message): Outcome | Promise<Outcome> {
+    const steps: [Step, boolean][] = [...before.map((s): [Step, boolean] => [s, false]), ...enrichment.map((plugin): [Step, boolean] => [{ plugin }, true])];
+    if (!pending) return from(message, steps, 0);
+    return bounded(settings.timeout, (done) => loading.then(done))
+      .catch(() => {})
+      .then(() => run(message));
   }
 
   return {
@@ -222,8 +260,13 @@ export function createTransforms(settings: TransformSettings, report: (e: Analyt
     },
     /** Shows `after` plugins a copy of a queued message; what they throw is reported. */
     after(message: Message) {
-      for (const plugin of after)
-        hook(plugin, pluginContext(copy(message))).catch((e) => e !== CANCELLED && failed('plugin_error', `plugin ${plugin.name}`, e, [message.messageId], 'the message was queued'));
+      for (const plugin of after) {
+        const fn = plugin[message.type as 'track'];
+        if (typeof fn == 'function')
+          bounded(settings.timeout, (done) => Promise.resolve(fn.call(plugin, pluginContext(copy(message)))).then(done)).catch(
+            (e) => e !== CANCELLED && failed('plugin_error', `plugin ${plugin.name}`, e, [message.messageId], 'the message was queued'),
+          );
+      }
     },
   };
 }
