@@ -359,26 +359,36 @@ test('held calls are within the queue bounds: every call whose promise resolved 
   expect(errors).toEqual([]);
 });
 
-test('a held message near the 32,000-byte limit is still delivered once the decision is added to its context', async ({ page, site, collector }) => {
+test('while held, a message must leave room for the decision it will carry: one without room is refused at call time, one with room is delivered', async ({ page, site, collector }) => {
   const errors = await watchErrors(page);
   await page.goto(consentPage(site, { consent: CATEGORIES, flushInterval: 100 }));
   await ready(page);
   const r = await page.evaluate(async () => {
     const a = (window as any).analytics;
-    (window as any).__errors = [];
-    a.on('error', (e: any) => (window as any).__errors.push(e.code));
+    const codes: string[] = [];
+    a.on('error', (e: any) => codes.push(e.code));
     const size = (v: unknown) => new TextEncoder().encode(JSON.stringify(v)).length;
     const probe = await a.track('Big', { pad: '' });
-    const pad = 'x'.repeat(31_960 - size(probe.event));
-    const big = await a.track('Big', { pad });
-    return { id: big.event.messageId, bytes: size(big.event) };
+    // 31,960 bytes: under the limit, but not with `context.consent` added when it is sent
+    const tooBig = await a.track('Big', { pad: 'x'.repeat(31_960 - size(probe.event)) }).then(
+      () => 'resolved',
+      (e: any) => e.code,
+    );
+    const fits = await a.track('Big', { pad: 'x'.repeat(31_500 - size(probe.event)) });
+    return { tooBig, id: fits.event.messageId, bytes: size(fits.event), codes };
   });
-  expect(r.bytes, 'under the limit when it was accepted').toBeLessThan(32_000);
+  // refused as it was made (its promise never resolved), and reported
+  expect(r.tooBig).toBe('message_too_large');
+  expect(r.codes).toEqual(['message_too_large']);
   await page.evaluate(() => (window as any).analytics.consent({ analytics: true }));
-  await collector.waitFor(1, { event: 'Big' }, 10_000);
+  await collector.waitFor(2, { event: 'Big' }, 10_000);
   await settle(page);
-  const got = (await collector.messages({ event: 'Big' })).map((m) => m.messageId);
-  expect({ delivered: got.includes(r.id), errors: await page.evaluate(() => (window as any).__errors) }, 'its promise resolved while held: it must be delivered').toEqual({ delivered: true, errors: [] });
+  const got = await collector.messages({ event: 'Big' });
+  const big = got.find((m) => m.messageId == r.id);
+  expect(big, 'the message with room is delivered').toBeTruthy();
+  expect(big.context.consent).toEqual({ categoryPreferences: { analytics: true } });
+  expect(got).toHaveLength(2); // the probe and the one with room
+  expect(await collector.violations()).toEqual([]);
   expect(errors).toEqual([]);
 });
 

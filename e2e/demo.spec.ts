@@ -58,6 +58,8 @@ test('a shopper browses, fills a cart and checks out; the collector gets the jou
   page.on('request', (r) => r.url().startsWith(PRODUCTION) && leaks.push(r.url()));
 
   await page.goto(site.url + '/demo/?api=' + PRODUCTION);
+  // The shop is in consent-pending mode: nothing is sent before the visitor accepts.
+  await page.getByRole('button', { name: 'Accept' }).click();
   const products = page.getByTestId('products').getByRole('link');
   await expect(products).toHaveCount(6);
   await received('Product List Viewed');
@@ -247,6 +249,8 @@ test('deep links load the right route when the shop is served at the root (as np
     const failed: string[] = [];
     page.on('response', (r) => r.status() >= 400 && failed.push(`${r.status()} ${r.url()}`));
     // No ?api=: the shop names its default host, and the kit points the library at its own collector all the same.
+    // (the visitor accepted on an earlier visit: the shop's own record of it)
+    await page.addInitScript(() => localStorage.setItem('field-goods:consent', 'granted'));
     await page.goto(`${site.url}/product/desk-succulent`);
     await expect(page.getByRole('heading', { level: 1 })).toHaveText('Desk Succulent');
     // styled: the stylesheet came from /shop.css, not /product/shop.css

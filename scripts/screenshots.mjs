@@ -47,6 +47,8 @@ try {
   // The shop: browse, open a product, add two of it, add a second product; the product page with its cart badge
   // and the events list beside it is the picture.
   await page.goto(`${site.url}/?api=${encodeURIComponent(collector.url)}`);
+  // the shop asks for consent first (consent-pending mode: nothing is sent until then)
+  await page.getByRole('button', { name: 'Accept' }).click();
   await page.getByRole('link', { name: /Single-Origin Coffee/ }).click();
   await page.getByRole('button', { name: 'Add to cart' }).click();
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Shop' }).click();
@@ -55,7 +57,8 @@ try {
   await page.getByRole('button', { name: 'Add to cart' }).click();
   await page.locator('.events.open').waitFor(); // the events list is docked open on a wide screen
   await page.locator('.events-row .st.sent').first().waitFor(); // the first events reached the collector
-  await page.waitForTimeout(1500); // let the latest ones be delivered too
+  // every event listed was delivered (bounded: the page's flushInterval is a second)
+  await page.waitForFunction(() => document.querySelectorAll('.events-row .st:not(.sent)').length == 0, null, { timeout: 15000 });
   await page.screenshot({ path: path.join(DOCS, 'demo.png') });
   console.log('wrote docs/demo.png');
 

@@ -20,8 +20,8 @@ import { buildContext, freeze, pageContext, type Environment, type Hints } from 
 import { buildMessage, checkMessage, type BuiltMessage } from './message';
 import { byteLength, MESSAGE_LIMIT, stringify } from './validate';
 import { readEnvironment, connectionType, highEntropyHints } from './environment';
-import { createIdentity, uuid, type Identity } from './identity';
-import { clearStored, createQueue, type Queue } from './queue';
+import { createIdentity, KEYS, uuid, type Identity } from './identity';
+import { clearStored, createQueue, type Queue, type QueueBounds } from './queue';
 import { NOTE_KEY } from './handoff';
 import { decide, preferencesOf, type Gate, type Preferences } from './consent';
 import { createTabs, LEASE_MS, ORPHAN_GRACE_MS } from './locks';
@@ -123,6 +123,10 @@ interface Core {
   open(): Delivery;
   /** The consent categories of the `consent` load option. */
   categories?: string[];
+  /** The queue's bounds (held messages count too). */
+  bounds: QueueBounds;
+  /** Bytes a held message keeps free for the consent decision it carries when sent. */
+  consentRoom: number;
 }
 
 interface Delivery {
@@ -299,12 +303,29 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
     return stored;
   }
 
+  // Holds a message for consent, within the queue's bounds, and with room left for the decision it will carry.
+  function hold(instance: Core, built: BuiltMessage): Promise<void> | AnalyticsError {
+    const { bounds, consentRoom } = instance;
+    const id = built.message.messageId;
+    if (built.bytes + consentRoom > MESSAGE_LIMIT) {
+      const error = analyticsError('message_too_large', `message is ${built.bytes} bytes and needs room for its consent decision, over the ${MESSAGE_LIMIT} limit`, [id]);
+      report(error);
+      return error;
+    }
+    if (held.length >= bounds.maxCount || held.reduce((n, b) => n + b.bytes, built.bytes) > bounds.maxBytes) {
+      full.add([id]);
+      return analyticsError('queue_full', 'the queue is full', [id]);
+    }
+    held.push(built);
+    return Promise.resolve();
+  }
+
   function store(instance: Core, type: MessageType, built: BuiltMessage, callback?: Callback): Promise<CallResult> {
     // (decided while a middleware had it: refused as if made now)
     const closed = shut(type, callback);
     if (closed) return closed;
     // Consent pending: held in memory (the promise resolves now), queued when consent is granted.
-    const stored = gate == 'pending' ? (held.push(built), Promise.resolve()) : enqueue(instance, built);
+    const stored = gate == 'pending' ? hold(instance, built) : enqueue(instance, built);
     if (stored instanceof Error) return refused(safelyRefused(stored, callback));
     const { message } = built;
     // (never rejects: a queue that cannot store keeps the message in memory)
@@ -380,9 +401,24 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
       owner,
       ready: Promise.resolve(),
       categories,
+      bounds: settings.bounds,
+      // `,"consent":{"categoryPreferences":{...}}` with every listed category, and 200 bytes for others
+      consentRoom: 240 + byteLength(stringify((categories || []).map((c) => [c, false]) as unknown as JSONValue)),
       open: () => instance.delivery || (instance.delivery = deliver(instance, writeKey, settings)),
     };
     if (options.highEntropyHints) highEntropyHints().then((hints) => (instance.hints = hints));
+    // An opt-out (or opt-in) in another tab of the site applies here at once: localStorage tells every other page
+    // (https://html.spec.whatwg.org/multipage/webstorage.html#the-storage-event).
+    addEventListener('storage', (e) => {
+      if (e.key != KEYS.optOut) return;
+      const out = identity.optedOut();
+      if (out && gate != 'out') enter(instance, 'out');
+      if (out === false && gate == 'out') {
+        identity.restore(); // the new anonymous id that tab made
+        gate = 'pending';
+        enter(instance, decide(categories, preferences, 'pending'));
+      }
+    });
     if (gate == 'open') instance.open();
     else {
       if (gate == 'out') eraseStored(instance);
@@ -460,12 +496,23 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
       }
   }
 
+  // The visitor opts back in (nothing to do, and nothing written, unless opted out: by optOut() or GPC).
+  function optIn(instance: Core) {
+    if (gate != 'out') return;
+    instance.identity.setOptOut(false);
+    instance.identity.reset();
+    gate = 'pending';
+    enter(instance, decide(instance.categories, preferences, 'pending'));
+  }
+
   // Moves to a new consent or opt-out state (src/consent.ts), doing what it asks.
   function enter(instance: Core, next: Gate) {
     const before = gate;
     gate = next;
-    if (next == 'denied') held = [];
-    if (next == 'out' || (next == 'pending' && before == 'open')) eraseStored(instance);
+    // A denial on this page is a withdrawal of any grant an earlier page stored (decisions are not remembered
+    // across pages): what was stored goes, and what the held calls did to the identity in memory is undone.
+    if (next == 'out' || next == 'denied' || (next == 'pending' && before == 'open')) eraseStored(instance);
+    if (next == 'denied') instance.identity.restore();
     if (next != 'open') return;
     instance.open();
     instance.identity.persist();
@@ -528,14 +575,7 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
         instance.identity.setOptOut(true);
         enter(instance, 'out');
       }),
-    optIn: () =>
-      whenLoaded((instance) => {
-        instance.identity.setOptOut(false);
-        if (gate != 'out') return;
-        instance.identity.reset();
-        gate = 'pending';
-        enter(instance, decide(instance.categories, preferences, 'pending'));
-      }),
+    optIn: () => whenLoaded(optIn),
     on: chain(emitter.on),
     off: chain(emitter.off),
     once: chain((name: EventName, handler: (...args: any[]) => void) => {

@@ -189,6 +189,8 @@ export function createIdentity({ storage = 'cookie', cookie = {}, persist = true
     traits: () => state.traits,
     /** Re-reads storage (another tab may have identified or reset the visitor); nothing to re-read while not persisting. */
     reload: () => writable && load(),
+    /** Re-reads storage whether or not this page persists (a discarded identify must not outlive a denial). */
+    restore: () => load(),
     /** Starts persisting (consent granted): what is in memory now is written, and kept written. */
     persist: () => writable || enable(),
     /** Removes the stored identity and stops persisting (consent withdrawn, opt-out); memory keeps it for this page. */
