@@ -1,5 +1,7 @@
 import type {
   AnalyticsError,
+  AnalyticsEvents,
+  Properties,
   Callback,
   CallOptions,
   CallResult,
@@ -49,24 +51,55 @@ export type RecordedPage = [string, string, string];
 /** The public API (CONTRACT section 2). */
 export interface Analytics {
   load(writeKey: string, options?: LoadOptions): void;
-  identify(...args: unknown[]): Promise<CallResult>;
-  track(...args: unknown[]): Promise<CallResult>;
-  page(...args: unknown[]): Promise<CallResult>;
-  screen(...args: unknown[]): Promise<CallResult>;
+  // The analytics.js shapes of each call: leading strings, then properties or traits, then options; a callback last
+  // (or in place of any trailing argument).
+  /** `identify(userId?, traits?, options?, callback?)`, also `identify(traits, options?, callback?)`. */
+  identify(userId?: string | null, traits?: Properties | null, options?: CallOptions | null, callback?: Callback): Promise<CallResult>;
+  identify(userId: string | null, traits: Properties | null | undefined, callback: Callback): Promise<CallResult>;
+  identify(userId: string | null, callback: Callback): Promise<CallResult>;
+  identify(traits: Properties, options?: CallOptions | null, callback?: Callback): Promise<CallResult>;
+  identify(traits: Properties, callback: Callback): Promise<CallResult>;
+  identify(callback: Callback): Promise<CallResult>;
+  /** `track(event, properties?, options?, callback?)`. */
+  track(event: string, properties?: Properties | null, options?: CallOptions | null, callback?: Callback): Promise<CallResult>;
+  track(event: string, properties: Properties | null | undefined, callback: Callback): Promise<CallResult>;
+  track(event: string, callback: Callback): Promise<CallResult>;
+  /** `page(category?, name?, properties?, options?, callback?)`, also `page(name, ...)` and `page(properties, ...)`. */
+  page(category: string | null, name: string | null, properties?: Properties | null, options?: CallOptions | null, callback?: Callback): Promise<CallResult>;
+  page(name?: string | null, properties?: Properties | null, options?: CallOptions | null, callback?: Callback): Promise<CallResult>;
+  page(name: string | null, properties: Properties | null | undefined, callback: Callback): Promise<CallResult>;
+  page(name: string | null, callback: Callback): Promise<CallResult>;
+  page(properties: Properties, options?: CallOptions | null, callback?: Callback): Promise<CallResult>;
+  page(properties: Properties, callback: Callback): Promise<CallResult>;
+  page(callback: Callback): Promise<CallResult>;
+  /** `screen(category?, name?, properties?, options?, callback?)`, the same shapes as `page`. */
+  screen(category: string | null, name: string | null, properties?: Properties | null, options?: CallOptions | null, callback?: Callback): Promise<CallResult>;
+  screen(name?: string | null, properties?: Properties | null, options?: CallOptions | null, callback?: Callback): Promise<CallResult>;
+  screen(name: string | null, properties: Properties | null | undefined, callback: Callback): Promise<CallResult>;
+  screen(name: string | null, callback: Callback): Promise<CallResult>;
+  screen(properties: Properties, options?: CallOptions | null, callback?: Callback): Promise<CallResult>;
+  screen(callback: Callback): Promise<CallResult>;
   /** With no arguments: the group of the last `group` call (it persists like the user). */
   group(): Group;
-  group(...args: unknown[]): Promise<CallResult>;
-  alias(...args: unknown[]): Promise<CallResult>;
+  /** `group(groupId, traits?, options?, callback?)`. */
+  group(groupId: string, traits?: Properties | null, options?: CallOptions | null, callback?: Callback): Promise<CallResult>;
+  group(groupId: string, traits: Properties | null | undefined, callback: Callback): Promise<CallResult>;
+  group(groupId: string, callback: Callback): Promise<CallResult>;
+  /** `alias(userId, previousId?, options?, callback?)`. */
+  alias(userId: string, previousId?: string | null, options?: CallOptions | null, callback?: Callback): Promise<CallResult>;
+  alias(userId: string, previousId: string | null | undefined, callback: Callback): Promise<CallResult>;
+  alias(userId: string, callback: Callback): Promise<CallResult>;
   reset(): void;
   user(): User;
   setAnonymousId(id: string): void;
   ready(callback?: () => void): Promise<void>;
   flush(): Promise<void>;
-  on(name: EventName, handler: (...args: any[]) => void): Analytics;
-  off(name: EventName, handler: (...args: any[]) => void): Analytics;
+  /** Listens to an event; the handler's arguments are typed by the event (`AnalyticsEvents`). */
+  on<K extends EventName>(name: K, handler: (...args: AnalyticsEvents[K]) => void): Analytics;
+  off<K extends EventName>(name: K, handler: (...args: AnalyticsEvents[K]) => void): Analytics;
   debug(on?: boolean): Analytics;
   /** `on` for one call. */
-  once(name: EventName, handler: (...args: any[]) => void): Analytics;
+  once<K extends EventName>(name: K, handler: (...args: AnalyticsEvents[K]) => void): Analytics;
   /** `page` with `properties.path` = `url`, as analytics.js. */
   pageview(url: string): Promise<CallResult>;
   /** Tracks clicks on links (or any element): `event` and `properties` may be functions of the element. */

@@ -1,6 +1,11 @@
 import type { AnalyticsError, CallOptions, CallResult, Callback } from './types';
 import { analyticsError, refused } from './errors';
-import { helperName, type CustomProperties, type TrackFn } from './ecommerce';
+import { helperName, type TrackFn } from './ecommerce';
+
+/** Any property a caller adds next to the spec's fields; declared fields keep their types. */
+export interface OpenProperties {
+  [key: string]: unknown;
+}
 
 /** A device of `Device Created or Updated` and `Device Deleted`. */
 export interface Device {
@@ -10,17 +15,17 @@ export interface Device {
 }
 
 /** Properties of `Device Created or Updated`. */
-export interface DeviceCreatedOrUpdatedProperties extends CustomProperties {
+export interface DeviceCreatedOrUpdatedProperties extends OpenProperties {
   device: Device;
 }
 
 /** Properties of `Device Deleted`. */
-export interface DeviceDeletedProperties extends CustomProperties {
+export interface DeviceDeletedProperties extends OpenProperties {
   device?: Device;
 }
 
 /** Properties of `Report Delivery Event`. */
-export interface ReportDeliveryEventProperties extends CustomProperties {
+export interface ReportDeliveryEventProperties extends OpenProperties {
   /** Traces back to the person and the campaign or broadcast. */
   deliveryId: string;
   // `string & {}` keeps the known metrics as editor suggestions while accepting any string.
@@ -31,7 +36,7 @@ export interface ReportDeliveryEventProperties extends CustomProperties {
 }
 
 /** Properties of `Experiment Viewed` (all recommended, none required). */
-export interface ExperimentViewedProperties extends CustomProperties {
+export interface ExperimentViewedProperties extends OpenProperties {
   experiment_id?: string;
   experiment_name?: string;
   variation_id?: string;
@@ -39,7 +44,7 @@ export interface ExperimentViewedProperties extends CustomProperties {
 }
 
 /** Properties of `Relationship Deleted` and `Object Deleted`. */
-export interface ObjectDeletedProperties extends CustomProperties {
+export interface ObjectDeletedProperties extends OpenProperties {
   objectId: string;
   /** A string holding an integer. @default absent (the service assumes "1") */
   objectTypeId?: string;
@@ -58,7 +63,7 @@ export type RequiredSemanticHelper<T> = (properties: T, options?: CallOptions, c
  */
 export interface SemanticHelpers {
   /** `User Deleted`; needs an identified user. */
-  userDeleted: SemanticHelper<CustomProperties>;
+  userDeleted: SemanticHelper<OpenProperties>;
   /** `Device Created or Updated`; needs an identified user. */
   deviceCreatedOrUpdated: RequiredSemanticHelper<DeviceCreatedOrUpdatedProperties>;
   /** `Device Deleted`; needs an identified user. */
@@ -68,9 +73,9 @@ export interface SemanticHelpers {
   /** `Object Deleted` */
   objectDeleted: RequiredSemanticHelper<ObjectDeletedProperties>;
   /** `User Suppressed`; needs an identified user. */
-  userSuppressed: SemanticHelper<CustomProperties>;
+  userSuppressed: SemanticHelper<OpenProperties>;
   /** `User Unsuppressed`; needs an identified user. */
-  userUnsuppressed: SemanticHelper<CustomProperties>;
+  userUnsuppressed: SemanticHelper<OpenProperties>;
   /** `Report Delivery Event` */
   reportDeliveryEvent: RequiredSemanticHelper<ReportDeliveryEventProperties>;
   /** `Experiment Viewed` */

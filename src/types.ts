@@ -172,5 +172,25 @@ export interface User {
   traits(): JSONObject;
 }
 
+/** Properties or traits of a call: any object (values are sanitised to JSON; see the README). */
+export type Properties = Record<string, unknown>;
+
+/** What each event of `on`/`off`/`once` passes its handler (as analytics.js for the call types). */
+export interface AnalyticsEvents {
+  track: [event: string, properties: JSONObject, result: CallResult];
+  page: [category: string | undefined, name: string | undefined, properties: JSONObject, result: CallResult];
+  screen: [category: string | undefined, name: string | undefined, properties: JSONObject, result: CallResult];
+  identify: [userId: string | undefined, traits: JSONObject, result: CallResult];
+  group: [groupId: string, traits: JSONObject, result: CallResult];
+  alias: [userId: string, previousId: string, result: CallResult];
+  reset: [];
+  ready: [];
+  error: [error: AnalyticsError];
+  /** Messages delivered: after a 2xx answer, or a beacon the browser accepted. */
+  delivered: [messages: Message[]];
+  /** A request failed and will be retried. */
+  retry: [info: { status: number; delay: number; messageIds: string[] }];
+}
+
 /** Events of `on`/`off`: the call types, `'error'`, and delivery events. */
-export type EventName = MessageType | 'reset' | 'error' | 'ready' | 'delivered' | 'retry';
+export type EventName = keyof AnalyticsEvents;

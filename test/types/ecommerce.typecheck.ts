@@ -12,11 +12,11 @@ const semantic = createSemantic({ track, userId: () => null, call: () => {} });
 const done: Promise<CallResult> = ecommerce.productViewed({ product_id: 'p1', price: 9.99, quantity: 2, currency: 'USD' });
 void done;
 ecommerce.productViewed();
-ecommerce.productViewed({ price: 1, my_custom: { any: ['thing'] } }, { timestamp: new Date() }, (result) => void result);
+ecommerce.productViewed({ price: 1 }, { timestamp: new Date() }, (result) => void result);
 ecommerce.productsSearched({ query: 'shoes' });
 ecommerce.productListFiltered({
   list_id: 'l',
-  products: [{ product_id: 'p1', my_flag: true }],
+  products: [{ product_id: 'p1' }],
   filters: [{ type: 'size', value: 'M' }],
   sorts: [{ type: 'price', value: 'desc' }],
 });
@@ -26,7 +26,7 @@ ecommerce.promotionViewed({ promotion_id: 'x', position: 'banner_top' });
 ecommerce.productAddedToWishlist({ wishlist_id: 'w', product_id: 'p' });
 ecommerce.wishlistProductAddedToCart({ wishlist_id: 'w', cart_id: 'c', quantity: 1 });
 ecommerce.productReviewed({ product_id: 'p', rating: 5 });
-const item: Product = { name: 'n', extra: 1 };
+const item: Product = { name: 'n', price: 1 };
 void item;
 semantic.deviceCreatedOrUpdated({ device: { token: 't', type: 'ios' } });
 semantic.deviceDeleted();
@@ -56,6 +56,13 @@ ecommerce.productListFiltered({ filters: [{ type: 'size', value: 1 }] });
 ecommerce.promotionClicked({ position: 1 });
 // @ts-expect-error there is no such helper
 ecommerce.productBought({ price: 1 });
+// Keys the spec does not define are errors (a misspelling is caught), in products too.
+// @ts-expect-error order_Id is not order_id
+ecommerce.orderCompleted({ order_Id: 'o1' });
+// @ts-expect-error a product has no such key
+ecommerce.cartViewed({ products: [{ product_id: 'p', colour: 'red' }] });
+// Semantic events keep custom properties.
+semantic.experimentViewed({ experiment_id: 'e', my_custom: 1 });
 // @ts-expect-error Device Created or Updated requires device.token
 semantic.deviceCreatedOrUpdated({ device: { type: 'ios' } });
 // @ts-expect-error Device Created or Updated requires its properties
