@@ -200,6 +200,12 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
   let gate: Gate = 'open';
   let preferences: Preferences | undefined;
   let held: BuiltMessage[] = [];
+  let heldBytes = 0;
+  // How many times what was stored was erased (opt-out, denial, withdrawal): a message a middleware had meanwhile goes.
+  let erasures = 0;
+  let erasedBy: 'opted_out' | 'consent_denied' = 'opted_out';
+  // Whether the `ready` event was said (at load when nothing may be stored, else once the stored queue was read).
+  let readySaid = false;
   // The snippet's recorded calls still to take from storage (consent pending at load: replayed from memory only).
   let takeOverLater: ((storage: boolean) => void) | undefined;
   const nextId = monotonicUlid();
@@ -252,6 +258,9 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
     return last;
   };
 
+  // A promise the page may ignore: a rejection it never looks at is no unhandled rejection (`await` still throws).
+  const handled = <T>(p: Promise<T>) => (p.catch(() => {}), p);
+
   const refuse = (error: AnalyticsError, callback?: Callback) => {
     report(error);
     safely(callback, error);
@@ -264,7 +273,7 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
     if (!core && typeof window == 'undefined') return refuse(analyticsError('not_loaded', 'svc-analytics runs in a browser only'), callback);
     // The page and time of the call itself, also for a call that waits for `load`.
     const at = site || { page: [location.href, document.title, document.referrer] as RecordedPage, time: Date.now() };
-    if (!core) return (deferred = true), new Promise((res, rej) => waitingForLoad.push(() => invoke(type, args, at).then(res, rej)));
+    if (!core) return (deferred = true), handled(new Promise((res, rej) => waitingForLoad.push(() => invoke(type, args, at).then(res, rej))));
     const instance = core;
     // Refused before anything is built: nothing of it is kept.
     const closed = shut(type, callback);
@@ -295,22 +304,32 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
     if (type == 'identify') instance.identity.identify(message.userId, message.traits!);
     if (type == 'group') instance.identity.group(message.groupId!, message.traits!);
     if (!transforms.active()) return store(instance, type, built, callback);
-    // Source middleware and plugins see the message first; what they pass on is checked again, then queued.
+    // Source middleware and plugins see the message first; what they pass on is checked again, then queued, unless
+    // what was stored was erased meanwhile (an opt-out, a denial: even if reversed since, this message goes too).
+    const erasure = erasures;
     const finish = (out: Message | AnalyticsError) => {
       const checked = out instanceof Error ? out : checkMessage(message, out);
+      if (erasure != erasures) return refused<CallResult>(safelyRefused(analyticsError(erasedBy, `${type}: discarded by an opt-out or a denial of consent`, [message.messageId]), callback));
       if (!(checked instanceof Error)) return store(instance, type, checked, callback);
       // (a middleware or plugin that threw was reported where it ran; one that dropped the message is not an error)
       if (!(out instanceof Error)) report(checked);
       return refused<CallResult>(safelyRefused(checked, callback));
     };
-    const out = transforms.run(message);
+    let out: Message | AnalyticsError | Promise<Message | AnalyticsError>;
+    try {
+      out = transforms.run(message);
+    } catch (e) {
+      // (a page object read outside its function: a getter of a payload that throws)
+      out = analyticsError('middleware_error', `a source middleware or plugin passed on what cannot be read: ${(e as Error)?.message || e}`, [message.messageId]);
+      report(out);
+    }
     // Every step answered at once, and no earlier message is still on its way: queued now.
     if (!(out instanceof Promise) && !transforming) return finish(out);
     // Otherwise queued in call order, after every earlier message that a middleware or plugin still has.
     deferred = true;
     transforming++;
     const turn = inOrder.then(() => out);
-    const result = turn.then(finish);
+    const result = handled(turn.then(finish));
     // (runs after `finish`: the next message's turn comes once this one is queued)
     const done = () => void transforming--;
     inOrder = turn.then(done, done);
@@ -345,11 +364,12 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
       report(error);
       return error;
     }
-    if (held.length >= bounds.maxCount || held.reduce((n, b) => n + b.bytes, built.bytes) > bounds.maxBytes) {
+    if (held.length >= bounds.maxCount || heldBytes + built.bytes > bounds.maxBytes) {
       full.add([id]);
       return analyticsError('queue_full', 'the queue is full', [id]);
     }
     held.push(built);
+    heldBytes += built.bytes;
     return Promise.resolve();
   }
 
@@ -357,8 +377,9 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
     // (decided while a middleware had it: refused as if made now)
     const closed = shut(type, callback);
     if (closed) return closed;
-    // Consent pending: held in memory (the promise resolves now), queued when consent is granted.
-    const stored = gate == 'pending' ? hold(instance, built) : enqueue(instance, built);
+    // Consent pending: held in memory (the promise resolves now), queued when consent is granted. (A message built
+    // before the decision, that a middleware had meanwhile, carries it too.)
+    const stored = gate == 'pending' ? hold(instance, built) : enqueue(instance, withDecision(built));
     if (stored instanceof Error) return refused(safelyRefused(stored, callback));
     const { message } = built;
     // (never rejects: a queue that cannot store keeps the message in memory)
@@ -374,7 +395,9 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
   }
 
   // Calls that change state or read it wait for `load` like the others, keeping their order.
-  const whenLoaded = (fn: (instance: Core) => void) => (core ? fn(core) : waitingForLoad.push(() => fn(core!)));
+  // On a server (no window) nothing ever loads: `server` runs at once instead (ready/flush settle), else nothing waits.
+  const whenLoaded = (fn: (instance: Core) => void, server?: () => void) =>
+    core ? fn(core) : typeof window == 'undefined' ? server?.() : waitingForLoad.push(() => fn(core!));
 
   /**
    * Starts the instance (never throws into the page: a failure to start is reported like any other error). `recorded`
@@ -413,7 +436,11 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
     const test = (window as any).__svcAnalyticsTest;
     const settings = resolve(test && typeof test.apiHost == 'string' ? { ...options, apiHost: test.apiHost } : options);
     // The kit flushes every instance of the page before a `.not` check (an npm app keeps its own).
-    if (test && typeof test == 'object') (test.instances ||= []).push(api);
+    try {
+      if (test && typeof test == 'object') Array.isArray((test.instances ||= [])) && test.instances.push(api);
+    } catch {
+      // not the kit's object (an element the page's HTML named so): ignored
+    }
     // A path is on the page's own origin, whatever a <base href> says (fetch and sendBeacon resolve against it).
     if (settings.url[0] == '/') settings.url = location.origin + settings.url;
     transformSettings.integrations = freeze(settings.integrations);
@@ -455,6 +482,7 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
     if (gate == 'open') instance.open();
     else {
       if (gate == 'out') eraseStored(instance);
+      readySaid = true;
       setTimeout(() => emitter.emit('ready'));
     }
     return instance;
@@ -482,7 +510,10 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
     // records this one has not seen yet).
     let adoptTimer: ReturnType<typeof setTimeout> | undefined;
     const adopt = (): Promise<void> =>
-      tabs
+      // (not while nothing may be stored or sent: a withdrawal, an opt-out)
+      gate != 'open'
+        ? Promise.resolve()
+        : tabs
         .exclusive((held) => tabs.orphans().then((isOrphan) => queue.adopt(isOrphan, ORPHAN_GRACE_MS, held)))
         .then(({ left, due }) => {
           clearTimeout(adoptTimer);
@@ -492,10 +523,10 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
           if (at < Infinity) adoptTimer = setTimeout(() => adopt().then(scheduler.notify), at - now);
         })
         .catch(() => {}); // the store is unusable: the queue lives in memory (reported as storage_unavailable)
-    const first = instance.ready;
     instance.ready = adopt().then(() => {
       // (a page that was consent pending said `ready` at load)
-      if (first == instance.ready) emitter.emit('ready');
+      if (!readySaid) emitter.emit('ready');
+      readySaid = true;
       scheduler.notify();
     });
     listenLifecycle({
@@ -516,8 +547,11 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
 
   // Removes what the library stored: the queue (this tab's and the store), the stored identity, the stub's buffer
   // and the hand-off note. Memory keeps the identity for this page.
-  function eraseStored(instance: Core) {
+  function eraseStored(instance: Core, by: typeof erasedBy = 'opted_out') {
     held = [];
+    heldBytes = 0;
+    erasures++;
+    erasedBy = by;
     instance.identity.forget();
     if (instance.delivery) instance.delivery.queue.clear();
     else clearStored();
@@ -544,24 +578,34 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
     gate = next;
     // A denial on this page is a withdrawal of any grant an earlier page stored (decisions are not remembered
     // across pages): what was stored goes, and what the held calls did to the identity in memory is undone.
-    if (next == 'out' || next == 'denied' || (next == 'pending' && before == 'open')) eraseStored(instance);
+    if (next == 'out' || next == 'denied' || (next == 'pending' && before == 'open')) eraseStored(instance, next == 'out' ? 'opted_out' : 'consent_denied');
     if (next == 'denied') instance.identity.restore();
     if (next != 'open') return;
     instance.open();
     instance.identity.persist();
+    // The held messages go in call order, with the decision in their context, before the stub's recorded calls
+    // still to take from storage (a recorded consent() that granted came after the held ones).
+    const release = held;
+    held = [];
+    heldBytes = 0;
+    for (const built of release) enqueue(instance, withDecision(built));
     const later = takeOverLater;
     takeOverLater = undefined;
     later?.(true);
-    // The held messages go in call order, with the decision in their context.
-    const release = held;
-    held = [];
-    for (const { message } of release) {
-      const context = { ...message.context, consent: { categoryPreferences: preferences! } } as MessageContext;
-      const changed = { ...message, context } as Message;
+  }
+
+  // A message with the current decision in its context (it was built before it). Held messages kept room for the
+  // listed categories: a decision too big for that is narrowed to them, so a call whose promise resolved is sent.
+  function withDecision(built: BuiltMessage): BuiltMessage {
+    const { message } = built;
+    if (!preferences || (message.context.consent as { categoryPreferences?: unknown } | undefined)?.categoryPreferences == preferences) return built;
+    const listed = core?.categories;
+    for (const categoryPreferences of [preferences, listed ? Object.fromEntries(listed.map((c) => [c, preferences![c] === true])) : {}]) {
+      const changed = { ...message, context: { ...message.context, consent: { categoryPreferences } } as MessageContext } as Message;
       const bytes = byteLength(stringify(changed as unknown as JSONValue));
-      if (bytes > MESSAGE_LIMIT) report(analyticsError('message_too_large', `message is ${bytes} bytes, over the ${MESSAGE_LIMIT} limit`, [message.messageId]));
-      else enqueue(instance, { message: changed, bytes });
+      if (bytes <= MESSAGE_LIMIT) return { message: changed, bytes };
     }
+    return built;
   }
 
   // The helpers' calls: a recorded one passes its page and time on.
@@ -594,8 +638,8 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
       traits: () => core?.identity.traits() ?? {},
     }),
     ready: (cb?: () => void) =>
-      new Promise<void>((res) => whenLoaded((instance) => instance.ready.then(res))).then(() => safely(cb)),
-    flush: () => new Promise<void>((res) => whenLoaded((instance) => instance.ready.then(() => instance.delivery?.scheduler.flush()).then(res))),
+      new Promise<void>((res) => whenLoaded((instance) => instance.ready.then(res), res)).then(() => safely(cb)),
+    flush: () => new Promise<void>((res) => whenLoaded((instance) => instance.ready.then(() => instance.delivery?.scheduler.flush()).then(res), res)),
     consent: (value: unknown) =>
       whenLoaded((instance) => {
         const decision = preferencesOf(value);

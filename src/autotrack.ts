@@ -96,7 +96,12 @@ export function createAutotrack({ track, report, timeout }: AutotrackDeps) {
         // A new tab, window or frame (a target, ctrl/shift/meta, middle button) leaves this page where it is.
         if (!sent || sent.queued || !href || e.defaultPrevented) return;
         if (elsewhere(el.getAttribute('target')) || m.ctrlKey || m.shiftKey || m.metaKey || m.button == 1) return;
-        const url = new URL(href, document.baseURI).href;
+        let url: string;
+        try {
+          url = new URL(href, document.baseURI).href;
+        } catch {
+          return; // an href the URL parser refuses: the browser's own click does what it does with it
+        }
         const cancelled = watchCancel(e);
         after(sent.done, () => cancelled() || location.assign(url));
       });
@@ -109,16 +114,24 @@ export function createAutotrack({ track, report, timeout }: AutotrackDeps) {
       // middleware or plugin still has it.
       let tracked: Event | undefined;
       let pending: Promise<unknown> | undefined;
-      el.addEventListener('submit', (e) => {
-        tracked = e;
-        const sent = send(el, event, properties, options);
-        pending = sent && !sent.queued ? sent.done : undefined;
-        if (!pending || e.defaultPrevented || el.tagName != 'FORM') return;
-        const submitter = (e as SubmitEvent).submitter as HTMLButtonElement | null;
-        if (elsewhere((submitter && submitter.getAttribute('formtarget')) || form.getAttribute('target'))) return;
-        const cancelled = watchCancel(e);
-        after(pending, () => !cancelled() && submitAs(form, submitter));
-      });
+      // Set by a script submission this task (the page's own submit handler may submit by script before ours runs).
+      let scripted = false;
+      // In the capture phase: before the page's own handlers on the form.
+      el.addEventListener(
+        'submit',
+        (e) => {
+          tracked = e;
+          if (scripted) return; // that script submission was this one, and tracked
+          const sent = send(el, event, properties, options);
+          pending = sent && !sent.queued ? sent.done : undefined;
+          if (!pending || e.defaultPrevented || el.tagName != 'FORM') return;
+          const submitter = (e as SubmitEvent).submitter as HTMLButtonElement | null;
+          if (elsewhere((submitter && submitter.getAttribute('formtarget')) || form.getAttribute('target'))) return;
+          const cancelled = watchCancel(e);
+          after(pending, () => !cancelled() && submitAs(form, submitter));
+        },
+        true,
+      );
       // form.submit() fires no submit event (https://html.spec.whatwg.org/multipage/form-control-infrastructure.html#dom-form-submit):
       // a script submission is tracked here, unless it carries out a submit event tracked above that a handler held.
       const submit = form.submit;
@@ -130,6 +143,9 @@ export function createAutotrack({ track, report, timeout }: AutotrackDeps) {
             value(this: HTMLFormElement) {
               const held = tracked && tracked.defaultPrevented;
               tracked = undefined;
+              // (a submit event of this task, dispatched after this, is this submission)
+              scripted = true;
+              setTimeout(() => (scripted = false));
               const sent = held ? undefined : send(el, event, properties, options);
               // (the held submit's message, or this one, may still be with a middleware: it goes first)
               const wait = held ? pending : sent && !sent.queued ? sent.done : undefined;
