@@ -1,5 +1,6 @@
 // @vitest-environment node
 import { describe, expect, it, vi } from 'vitest';
+import { createRequire } from 'node:module';
 
 describe('dist/index.mjs on a server', () => {
   it('touches no browser global when imported (window, document, navigator, storage, ...)', async () => {
@@ -74,5 +75,42 @@ describe('dist/index.mjs on a server', () => {
       expect(api.user().traits()).toEqual({});
       expect(api.initialized).toBe(false);
     });
+  });
+});
+
+describe('ready() and flush() on a server', () => {
+  // Nothing ever loads on a server: they settle at once instead of waiting for a load that never comes.
+  const settles = <T>(p: Promise<T>) => Promise.race([p.then(() => 'settled'), new Promise((r) => setTimeout(() => r('pending'), 500))]);
+
+  it('ready() resolves and calls its callback; flush() resolves (ESM entry)', async () => {
+    // @ts-ignore -- the built module
+    const { AnalyticsBrowser } = await import('../dist/index.mjs');
+    const api = AnalyticsBrowser.load({ writeKey: 'k' });
+    const callback = vi.fn();
+    expect(await settles(api.ready(callback))).toBe('settled');
+    expect(callback).toHaveBeenCalledTimes(1);
+    expect(await settles(api.ready())).toBe('settled');
+    expect(await settles(api.flush())).toBe('settled');
+    await api.track('x').catch(() => {});
+    expect(await settles(api.flush())).toBe('settled');
+  });
+
+  it('the same through require() (CommonJS entry)', async () => {
+    const { AnalyticsBrowser } = createRequire(import.meta.url)('../dist/index.cjs');
+    const api = AnalyticsBrowser.load({ writeKey: 'k' });
+    expect(await settles(api.ready())).toBe('settled');
+    expect(await settles(api.flush())).toBe('settled');
+    await expect(api.track('x')).rejects.toMatchObject({ code: 'not_loaded' });
+  });
+
+  it('a callback that throws is reported, not thrown', async () => {
+    // @ts-ignore -- the built module
+    const { AnalyticsBrowser } = await import('../dist/index.mjs');
+    const api = AnalyticsBrowser.load({ writeKey: 'k' });
+    const errors: unknown[] = [];
+    api.on('error', (e: unknown) => errors.push(e));
+    await expect(api.ready(() => { throw new Error('boom'); })).resolves.toBeUndefined();
+    await new Promise((r) => setTimeout(r, 10));
+    expect(errors).toHaveLength(1);
   });
 });
