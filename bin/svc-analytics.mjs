@@ -1,13 +1,17 @@
 #!/usr/bin/env node
 // svc-analytics CLI: a local collector imitating the Data Pipelines API, and the demo site.
 import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { startCollector } from '../collector/server.mjs';
 import { startStatic } from '../collector/static.mjs';
 
+// Everything is found relative to this file, so `npx svc-analytics start` works from an installed package too.
 const PKG_ROOT = fileURLToPath(new URL('..', import.meta.url));
+const VERSION = JSON.parse(fs.readFileSync(path.join(PKG_ROOT, 'package.json'), 'utf8')).version;
 const DEFAULT_KEY = 'dev-write-key';
 
 const HELP = `svc-analytics: local tools for the svc-analytics browser library
@@ -19,7 +23,8 @@ Usage:
       (default .collector/events.jsonl in the current directory).
 
   svc-analytics start [--port 8787] [--site-port 8080] [--host 127.0.0.1] [--write-key KEY] [--log FILE | --no-log]
-      The collector plus the demo site (demo/ with dist/ mounted at /dist/). Run npm run build first.
+      The collector plus the demo shop (the package's demo/, with its dist/ at /dist/), which sends its
+      events to this collector, whatever its port.
 
 Options:
   --port N        collector port (default 8787; 0 picks a free one)
@@ -32,6 +37,7 @@ Options:
   --verbose       print one line per request (default for these commands)
   --quiet         do not print a line per request
   -h, --help      this help
+  -v, --version   the version
 `;
 
 const OPTIONS = {
@@ -45,57 +51,92 @@ const OPTIONS = {
   quiet: { type: 'boolean' },
   verbose: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
 };
 
+/** One line on stderr, no stack trace, and the exit code (2: bad usage, 1: could not run). */
 function fail(message, code = 1) {
-  console.error(`svc-analytics: ${message}`);
+  console.error(`svc-analytics: ${String(message).split('\n')[0]}`);
   process.exit(code);
 }
 
+const usage = (message) => fail(`${message} (run svc-analytics --help)`, 2);
+
 function parsePort(value, fallback, flag) {
   if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) fail(`${flag} must be a port number 0-65535, got "${value}"`, 2);
+  const n = /^\d{1,5}$/.test(value) ? Number(value) : NaN;
+  if (!(n >= 0 && n <= 65535)) usage(`${flag} must be a port number 0-65535, got "${value}"`);
   return n;
 }
 
+/** An IP address or a host name (letters, digits, hyphens, dots); anything else is refused before listening. */
+function parseHost(value) {
+  if (value === undefined) return '127.0.0.1';
+  const host = value.replace(/^\[(.*)\]$/, '$1');
+  if (net.isIP(host) || /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i.test(host)) return host;
+  usage(`--host must be an IP address or a host name, got "${value}"`);
+}
+
+/** The parser's errors, in a line of our own (its text names internals and suggests `--`). */
 function parseCli(argv) {
   try {
     return parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
   } catch (err) {
-    fail(`${err.message}\nRun svc-analytics --help for usage.`, 2);
+    const name = (/'(-[^' ]+)/.exec(err.message) || [])[1];
+    if (err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') usage(`unknown option ${name || ''}`.trim());
+    if (err.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE')
+      usage(name && OPTIONS[name.replace(/^-+/, '')]?.type === 'string' ? `${name} needs a value` : `${name || 'an option'} takes no value`);
+    usage('cannot read the arguments');
+  }
+}
+
+/** The log file must be writable before anything starts: a clear line instead of a failure on the first message. */
+function checkLogFile(file) {
+  try {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.closeSync(fs.openSync(file, 'a'));
+  } catch (err) {
+    const why = { EACCES: 'permission denied', EPERM: 'permission denied', EROFS: 'read-only file system', EISDIR: 'it is a directory', ENOTDIR: 'part of its path is a file', EEXIST: 'part of its path is a file', ENOSPC: 'no space left' }[err.code] || err.code || err.message;
+    fail(`cannot write the log file ${file} (${why}); pick another with --log FILE or use --no-log`);
   }
 }
 
 function collectorOptions(values) {
   if (values['any-key'] && values['write-key'] !== undefined) fail('use either --write-key or --any-key, not both', 2);
+  if (values['no-log'] && values.log !== undefined) usage('use either --log or --no-log, not both');
   const logFile = values['no-log'] ? null : path.resolve(values.log ?? path.join('.collector', 'events.jsonl'));
+  const port = parsePort(values.port, 8787, '--port');
+  const host = parseHost(values.host);
+  if (logFile) checkLogFile(logFile);
   return {
-    port: parsePort(values.port, 8787, '--port'),
-    host: values.host ?? '127.0.0.1',
+    port,
+    host,
     writeKey: values['any-key'] ? null : values['write-key'] ?? DEFAULT_KEY,
     logFile,
     quiet: Boolean(values.quiet) && !values.verbose,
   };
 }
 
-/** Starts a server, turning a busy port into a clear message and exit 1. */
+/** Starts a server, turning a busy port, a host that is not this machine's, or any other failure into one line. */
 async function startOrExplain(what, port, host, start) {
   try {
     return await start();
   } catch (err) {
     if (err.code === 'EADDRINUSE') fail(`port ${port} on ${host} is already in use (${what}). Stop whatever uses it or pick another port.`);
     if (err.code === 'EACCES') fail(`no permission to listen on ${host}:${port} (${what}).`);
-    throw err;
+    if (err.code === 'EADDRNOTAVAIL') fail(`cannot listen on ${host} (${what}): it is not an address of this machine; try --host 127.0.0.1`);
+    if (err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN') fail(`cannot listen on ${host} (${what}): no such host`);
+    fail(`cannot start the ${what} on ${host}:${port}: ${err.code || err.message}`);
   }
 }
 
-function closeOnSignal(servers) {
+function closeOnSignal(servers, cleanup = () => {}) {
   let closing = false;
   const stop = async () => {
     if (closing) process.exit(130);
     closing = true;
     await Promise.all(servers.map((s) => s.close()));
+    cleanup();
     process.exit(0);
   };
   process.on('SIGINT', stop);
@@ -124,13 +165,45 @@ function checkBuild() {
   }
 }
 
+/**
+ * What the demo's pages get inline where they ask for the snippet: the collector to send to (demo/index.html reads
+ * `window.svcDemo.apiHost` unless the URL names one with `?api=`), then the stub. Written to a file of its own
+ * (rewritten when a build changes the stub), removed when the CLI stops.
+ */
+function demoSnippet(collector, host) {
+  const stubFile = path.join(PKG_ROOT, 'dist', 'snippet.min.js');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-analytics-demo-'));
+  const file = path.join(dir, 'snippet.js');
+  // Listening on every interface: the collector is on the host the page was opened with.
+  const wildcard = host === '0.0.0.0' || host === '::';
+  const apiHost = wildcard ? `location.protocol+"//"+location.hostname+":"+${collector.port}` : JSON.stringify(collector.url);
+  const write = () => {
+    let stub;
+    try {
+      stub = fs.readFileSync(stubFile, 'utf8');
+    } catch {
+      stub = `console.error(${JSON.stringify(`svc-analytics: ${stubFile} not found; run npm run build`)});`;
+    }
+    fs.writeFileSync(file, `window.svcDemo={apiHost:${apiHost}};\n${stub}`);
+  };
+  write();
+  fs.watchFile(stubFile, { interval: 1000 }, write);
+  const remove = () => {
+    fs.unwatchFile(stubFile, write);
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  process.once('exit', remove);
+  return { file, remove };
+}
+
 async function runStart(values) {
-  if (values['any-key']) fail('start needs a real write key for the demo; use --write-key', 2);
+  if (values['any-key']) usage('start needs a real write key for the demo; use --write-key');
   const opts = collectorOptions(values);
   const sitePort = parsePort(values['site-port'], 8080, '--site-port');
   if (!fs.existsSync(path.join(PKG_ROOT, 'demo', 'index.html'))) fail(`the demo site is missing: ${path.join(PKG_ROOT, 'demo', 'index.html')}`);
   checkBuild();
   const collector = await startOrExplain('collector', opts.port, opts.host, () => startCollector(opts));
+  const snippet = demoSnippet(collector, opts.host);
   let site;
   try {
     site = await startOrExplain('demo site', sitePort, opts.host, () => startStatic({
@@ -138,7 +211,7 @@ async function runStart(values) {
       port: sitePort,
       host: opts.host,
       mounts: { '/dist/': path.join(PKG_ROOT, 'dist') },
-      snippetFile: path.join(PKG_ROOT, 'dist', 'snippet.min.js'),
+      snippetFile: snippet.file,
     }));
   } finally {
     if (!site) await collector.close();
@@ -148,20 +221,28 @@ async function runStart(values) {
   console.log(`Write key: ${describeKey(opts.writeKey)}`);
   if (opts.logFile) console.log(`Log:       ${opts.logFile}`);
   console.log('Press Ctrl-C to stop.');
-  closeOnSignal([site, collector]);
+  closeOnSignal([site, collector], snippet.remove);
 }
 
 async function main() {
   const { values, positionals } = parseCli(process.argv.slice(2));
   const command = positionals[0];
+  if (values.version || command === 'version') {
+    console.log(VERSION);
+    return;
+  }
   if (values.help || !command || command === 'help') {
     process.stdout.write(HELP);
     return;
   }
-  if (positionals.length > 1) fail(`unexpected argument "${positionals[1]}"`, 2);
+  if (positionals.length > 1) usage(`unexpected argument "${positionals[1]}"`);
   if (command === 'collector') return runCollector(values);
   if (command === 'start') return runStart(values);
-  fail(`unknown command "${command}". Run svc-analytics --help.`, 2);
+  usage(`unknown command "${command}"`);
 }
 
-main().catch((err) => fail(err && err.stack || String(err)));
+// Anything unexpected: one line, no stack trace (SVC_ANALYTICS_DEBUG=1 prints it).
+main().catch((err) => {
+  if (process.env.SVC_ANALYTICS_DEBUG) console.error(err);
+  fail((err && (err.message || err.code)) || String(err));
+});
