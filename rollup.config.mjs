@@ -1,7 +1,9 @@
-import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
 import typescript from '@rollup/plugin-typescript';
 import terser from '@rollup/plugin-terser';
 import { nodeResolve } from '@rollup/plugin-node-resolve';
+import { dts } from 'rollup-plugin-dts';
 
 const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8'));
 /** Where the snippet loads the bundle from by default. */
@@ -19,6 +21,40 @@ const snippetText = () => ({
   name: 'snippet-text',
   resolveId: (id) => (id == 'virtual:snippet' ? id : null),
   load: (id) => (id == 'virtual:snippet' ? `export default ${JSON.stringify(readFileSync('dist/snippet.min.js', 'utf8').trim())};` : null),
+});
+// Subresource Integrity of the files a page loads by URL: written as dist/sri.json (and `<file>.sri`) once the
+// browser configurations are built, and inlined in the snippet generator (`snippet({ integrity: true })`).
+const SRI_FILES = ['analytics.min.js', 'analytics.debug.min.js'];
+const sriOf = (file) => 'sha384-' + createHash('sha384').update(readFileSync(`dist/${file}`)).digest('base64');
+const sriManifest = () => ({
+  name: 'sri-manifest',
+  writeBundle() {
+    if (!SRI_FILES.every((f) => { try { return readFileSync(`dist/${f}`), true; } catch { return false; } })) return;
+    const sri = Object.fromEntries(SRI_FILES.map((f) => [f, sriOf(f)]));
+    writeFileSync('dist/sri.json', JSON.stringify(sri, null, 2) + '\n');
+    for (const [f, hash] of Object.entries(sri)) writeFileSync(`dist/${f}.sri`, hash + '\n');
+  },
+});
+// `__BUNDLE_SRI__` in the generator's source: the SRI hash of the bundle built by the second configuration below.
+const sriText = () => ({
+  name: 'sri-text',
+  transform: (code) => ({ code: code.replaceAll('__BUNDLE_SRI__', JSON.stringify(sriOf('analytics.min.js'))), map: null }),
+});
+// rollup-plugin-dts turns the declarations reached through `export type * from` (src/index.ts) into value exports:
+// only what the built module really exports (its `export { ... }` line) stays a value export, the rest becomes
+// `export type`, as in the source (so `import { createEcommerce } from 'svc-analytics'` is an error, as at run time).
+const typeOnlyExports = (moduleFile) => ({
+  name: 'type-only-exports',
+  renderChunk(code) {
+    const js = readFileSync(moduleFile, 'utf8');
+    const values = new Set([...js.matchAll(/^export \{([^}]*)\};?$/gm)].flatMap((m) => m[1].split(',').map((n) => n.trim().split(/\s+as\s+/).pop())));
+    return code.replace(/^export \{([^}]*)\};$/m, (_, list) => {
+      const names = list.split(',').map((n) => n.trim()).filter(Boolean);
+      const kept = names.filter((n) => values.has(n.split(/\s+as\s+/).pop()));
+      const types = names.filter((n) => !kept.includes(n));
+      return [kept.length && `export { ${kept.join(', ')} };`, types.length && `export type { ${types.join(', ')} };`].filter(Boolean).join('\n');
+    });
+  },
 });
 const ts = () => typescript({ tsconfig: './tsconfig.json', declaration: false, noEmitOnError: true });
 const min = (extra = {}) =>
@@ -53,18 +89,47 @@ export default [
     // Loaded by the bundle on `debug(true)` only.
     input: 'src/debug-browser.ts',
     output: { file: 'dist/analytics.debug.min.js', format: 'iife' },
-    plugins: [ts(), min()],
+    plugins: [ts(), min(), sriManifest()],
   },
   {
     input: 'src/index.ts',
-    // index.mjs, and the debug tools as a chunk of their own (debug.mjs), imported on `debug(true)` only.
-    output: { dir: 'dist', format: 'es', entryFileNames: 'index.mjs', chunkFileNames: '[name].mjs' },
+    // index.mjs (import) and index.cjs (require: Node 18+, Jest), each with the debug tools as a chunk of their own
+    // (debug.mjs, debug.cjs), imported on `debug(true)` only.
+    output: [
+      { dir: 'dist', format: 'es', entryFileNames: 'index.mjs', chunkFileNames: '[name].mjs' },
+      { dir: 'dist', format: 'cjs', entryFileNames: 'index.cjs', chunkFileNames: '[name].cjs', exports: 'named' },
+    ],
     external: Object.keys(pkg.dependencies),
     plugins: [constants(), ts()],
   },
   {
     input: 'src/snippet-gen.ts',
-    output: { file: 'dist/snippet-gen.mjs', format: 'es' },
-    plugins: [snippetText(), ts()],
+    output: [
+      { file: 'dist/snippet-gen.mjs', format: 'es' },
+      { file: 'dist/snippet-gen.cjs', format: 'cjs', exports: 'named' },
+    ],
+    plugins: [snippetText(), sriText(), ts()],
   },
+  {
+    // svc-analytics/global: types only (window.analytics for snippet users); empty modules so that it resolves at run
+    // time too (`import type {} from 'svc-analytics/global'` is erased anyway).
+    input: 'src/global.ts',
+    output: [
+      { file: 'dist/global.mjs', format: 'es' },
+      { file: 'dist/global.cjs', format: 'cjs' },
+    ],
+    plugins: [ts()],
+    onwarn: (w, warn) => w.code != 'EMPTY_BUNDLE' && warn(w),
+  },
+  // The declarations: one self-contained file per entry, as .d.ts (for `import`) and .d.cts (for `require`), so
+  // that they resolve under every moduleResolution (bundler, node16/nodenext in ESM and CommonJS, node10).
+  ...['index', 'snippet-gen', 'global'].map((name) => ({
+    input: `src/${name}.ts`,
+    output: [
+      { file: `dist/${name}.d.ts`, format: 'es' },
+      { file: `dist/${name}.d.cts`, format: 'es' },
+    ],
+    external: Object.keys(pkg.dependencies),
+    plugins: [dts({ tsconfig: './tsconfig.json' }), typeOnlyExports(`dist/${name}.mjs`)],
+  })),
 ];
