@@ -171,6 +171,19 @@ describe('the packed package', () => {
     for (const [name] of configs) expect(result.out).toContain(`Building project '${path.join(project, `tsconfig.${name}.json`)}'`);
   }, 60_000);
 
+  it("a bundler keeps `import 'svc-analytics/analytics.min.js'` (sideEffects) and drops the unused npm entry", async () => {
+    const { rollup } = await import('rollup');
+    const { nodeResolve } = await import('@rollup/plugin-node-resolve');
+    fs.writeFileSync(path.join(project, 'side-effects.mjs'), "import 'svc-analytics/analytics.min.js';\nimport { AnalyticsBrowser } from 'svc-analytics';\n");
+    const build = await rollup({ input: path.join(project, 'side-effects.mjs'), plugins: [nodeResolve({ browser: true, rootDir: project })], external: ['idb-keyval'], logLevel: 'silent' });
+    const { output } = await build.generate({ format: 'es' });
+    await build.close();
+    const bundle = readFileSync(path.join(ROOT, 'dist', 'analytics.min.js'), 'utf8');
+    expect(output[0].code.length).toBeGreaterThan(bundle.length * 0.9);
+    expect(output[0].code).toContain('__svcAnalyticsTest');
+    expect(output[0].code).not.toContain('AnalyticsBrowser');
+  });
+
   it('npx svc-analytics start works from the installed package: the demo, its bundle, and a collector on --port', async () => {
     const cli = path.join(project, 'node_modules', 'svc-analytics', 'bin', 'svc-analytics.mjs');
     expect(run(['--version'], project, cli).stdout.trim()).toBe(pkg.version);
