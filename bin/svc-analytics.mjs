@@ -150,11 +150,12 @@ function describeKey(writeKey) {
 async function runCollector(values) {
   const opts = collectorOptions(values);
   const collector = await startOrExplain('collector', opts.port, opts.host, () => startCollector(opts));
+  // (before the lines are printed: whoever reads them may signal at once)
+  closeOnSignal([collector]);
   console.log(`Collector: ${collector.url}/  (inspector; POST ${collector.url}/v1/batch)`);
   console.log(`Write key: ${describeKey(opts.writeKey)}`);
   if (opts.logFile) console.log(`Log:       ${opts.logFile}`);
   console.log('Press Ctrl-C to stop.');
-  closeOnSignal([collector]);
 }
 
 function checkBuild() {
@@ -216,12 +217,13 @@ async function runStart(values) {
   } finally {
     if (!site) await collector.close();
   }
+  // (before the lines are printed: whoever reads them may signal at once)
+  closeOnSignal([site, collector], snippet.remove);
   console.log(`Demo:      ${site.url}/`);
   console.log(`Inspector: ${collector.url}/`);
   console.log(`Write key: ${describeKey(opts.writeKey)}`);
   if (opts.logFile) console.log(`Log:       ${opts.logFile}`);
   console.log('Press Ctrl-C to stop.');
-  closeOnSignal([site, collector], snippet.remove);
 }
 
 async function main() {
