@@ -265,3 +265,17 @@ describe('a first-party apiHost path', () => {
     }
   });
 });
+
+describe('AnalyticsBrowser.load', () => {
+  it('returns the one instance of a write key in a page (StrictMode effects run twice; hot reload evaluates the module again)', async () => {
+    const { AnalyticsBrowser } = await import('../src/npm');
+    const a = AnalyticsBrowser.load({ writeKey: 'wk_once' }, QUIET);
+    const b = AnalyticsBrowser.load({ writeKey: 'wk_once' }, { ...QUIET, trackPageViews: true });
+    expect(b).toBe(a);
+    // a module evaluated again (hot reload) shares the registry on the global object
+    vi.resetModules();
+    const again = await import('../src/npm');
+    expect(again.AnalyticsBrowser.load({ writeKey: 'wk_once' })).toBe(a);
+    expect(AnalyticsBrowser.load({ writeKey: 'wk_other' }, QUIET)).not.toBe(a);
+  });
+});
