@@ -171,6 +171,25 @@ describe('the packed package', () => {
     for (const [name] of configs) expect(result.out).toContain(`Building project '${path.join(project, `tsconfig.${name}.json`)}'`);
   }, 60_000);
 
+  it('works in Jest (CommonJS, as Jest loads packages): require, a call refused on the server, ready() settling', () => {
+    fs.writeFileSync(
+      path.join(project, 'app.test.js'),
+      `const { AnalyticsBrowser } = require('svc-analytics');
+const { snippet } = require('svc-analytics/snippet');
+test('the package works under Jest', async () => {
+  const analytics = AnalyticsBrowser.load({ writeKey: 'k' });
+  await expect(analytics.track('X')).rejects.toMatchObject({ code: 'not_loaded' });
+  await analytics.ready();
+  expect(snippet({ writeKey: 'k' })).toContain('analytics.load("k")');
+});
+`,
+    );
+    const jest = path.join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js');
+    const r = spawnSync(process.execPath, [jest, '--rootDir', project, '--ci', '--watchman=false'], { cwd: project, encoding: 'utf8', timeout: 60_000 });
+    expect(r.status, r.stderr + r.stdout).toBe(0);
+    expect(r.stderr).toMatch(/1 passed/);
+  }, 60_000);
+
   it("a bundler keeps `import 'svc-analytics/analytics.min.js'` (sideEffects) and drops the unused npm entry", async () => {
     const { rollup } = await import('rollup');
     const { nodeResolve } = await import('@rollup/plugin-node-resolve');
