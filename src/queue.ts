@@ -44,12 +44,13 @@ export interface QueueEvents {
  * burst of calls) so a closed page's messages are sent by the next load; falls back to memory when IndexedDB fails.
  */
 /**
- * Empties the store of a queue this page never opened (consent withdrawn, opt-out), without creating it where it does
- * not exist (`indexedDB.databases()`; where that is missing the store is opened and emptied). Never rejects.
+ * Empties the store of a queue this page never opened (consent denied, opt-out), without creating it where it does
+ * not exist: `indexedDB.databases()` says whether it does (https://developer.mozilla.org/docs/Web/API/IDBFactory/databases);
+ * where that is missing nothing is opened (opening would create it). Never rejects.
  */
 export function clearStored(): Promise<void> {
   return Promise.resolve()
-    .then(() => (indexedDB.databases ? indexedDB.databases() : [{ name: DB }]))
+    .then(() => (indexedDB.databases ? indexedDB.databases() : []))
     .then((list) => {
       if (list.some((d) => d.name == DB)) return clear(createStore(DB, 'queue'));
     })
