@@ -50,7 +50,7 @@ export interface QueueEvents {
  */
 export function clearStored(): Promise<void> {
   return Promise.resolve()
-    .then(() => (indexedDB.databases ? indexedDB.databases() : []))
+    .then(() => indexedDB.databases?.() || [])
     .then((list) => {
       if (list.some((d) => d.name == DB)) return clear(createStore(DB, 'queue'));
     })
