@@ -1,9 +1,6 @@
-import 'fake-indexeddb/auto';
-import { IDBFactory } from 'fake-indexeddb';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { net, sent, start } from './harness';
+import { afterEach, describe, expect, it } from 'vitest';
 import { decide, preferencesOf } from '../src/consent';
-import { createAnalytics } from '../src/analytics';
-import type { AnalyticsError, LoadOptions, Message } from '../src/types';
 
 describe('decide', () => {
   const cats = ['analytics', 'ads'];
@@ -30,23 +27,7 @@ describe('decide', () => {
   });
 });
 
-const QUIET: LoadOptions = { flushAt: 1000, flushInterval: 3600000 };
-let fetchMock: ReturnType<typeof vi.fn>;
-const sent = (): Message[] => fetchMock.mock.calls.flatMap((c) => JSON.parse(String((c[1] as RequestInit).body)).batch as Message[]);
 const databases = async () => (await indexedDB.databases()).map((d) => d.name);
-function clearCookies() {
-  for (const part of document.cookie.split(/;\s*/)) {
-    const name = part.split('=')[0];
-    if (name) document.cookie = `${name}=; path=/; max-age=-1`;
-  }
-}
-function start(options: LoadOptions = {}) {
-  const { api } = createAnalytics();
-  const errors: AnalyticsError[] = [];
-  api.on('error', (e: AnalyticsError) => errors.push(e));
-  api.load('wk_test', { ...QUIET, ...options });
-  return { api, errors };
-}
 // Nothing stored anywhere by the library.
 async function expectNothingStored() {
   // (a cookie deleted by max-age=0 may show with an empty value in happy-dom)
@@ -55,15 +36,7 @@ async function expectNothingStored() {
   expect(await databases()).toEqual([]);
 }
 
-beforeEach(() => {
-  (globalThis as any).indexedDB = new IDBFactory();
-  clearCookies();
-  localStorage.clear();
-  fetchMock = vi.fn(async () => ({ status: 200, headers: { get: () => null } }));
-  vi.stubGlobal('fetch', fetchMock);
-});
 afterEach(() => {
-  vi.restoreAllMocks();
   delete (navigator as any).globalPrivacyControl;
 });
 
@@ -76,7 +49,7 @@ describe('consent-pending mode', () => {
     await api.identify('u1', { plan: 'pro' });
     await api.page();
     await api.flush();
-    expect(fetchMock).not.toHaveBeenCalled();
+    expect(net.fetch).not.toHaveBeenCalled();
     await expectNothingStored();
     const anonymousId = api.user().anonymousId();
     api.consent({ analytics: true, ads: false });
@@ -101,7 +74,7 @@ describe('consent-pending mode', () => {
     api.consent({ analytics: false });
     await expect(api.track('Later')).rejects.toMatchObject({ code: 'consent_denied' });
     await api.flush();
-    expect(fetchMock).not.toHaveBeenCalled();
+    expect(net.fetch).not.toHaveBeenCalled();
     await expectNothingStored();
     api.consent({ analytics: true });
     await api.track('Granted');
@@ -115,7 +88,7 @@ describe('consent-pending mode', () => {
     await api.identify('u1');
     await api.track('Queued');
     expect(localStorage.getItem('svc_user_id')).toBe('"u1"');
-    fetchMock.mockClear();
+    net.fetch.mockClear();
     api.consent({ analytics: false });
     await api.ready();
     expect(localStorage.getItem('svc_user_id')).toBeNull();
@@ -157,7 +130,7 @@ describe('opt-out', () => {
     const { api } = start({ respectGPC: true });
     await expect(api.track('X')).rejects.toMatchObject({ code: 'opted_out' });
     await api.flush();
-    expect(fetchMock).not.toHaveBeenCalled();
+    expect(net.fetch).not.toHaveBeenCalled();
     await expectNothingStored();
     // without respectGPC the signal is not read
     const other = start();

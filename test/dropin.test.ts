@@ -1,33 +1,5 @@
-import 'fake-indexeddb/auto';
-import { IDBFactory } from 'fake-indexeddb';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createAnalytics } from '../src/analytics';
-import type { AnalyticsError, LoadOptions, Message } from '../src/types';
-
-// No timer-driven sends unless a test asks for them.
-const QUIET: LoadOptions = { flushAt: 1000, flushInterval: 3600000 };
-
-let fetchMock: ReturnType<typeof vi.fn>;
-const sent = (): Message[] => fetchMock.mock.calls.flatMap((c) => JSON.parse(String((c[1] as RequestInit).body)).batch as Message[]);
-
-function start(options: LoadOptions = {}) {
-  const { api } = createAnalytics();
-  const errors: AnalyticsError[] = [];
-  api.on('error', (e: AnalyticsError) => errors.push(e));
-  api.load('wk_test', { ...QUIET, ...options });
-  return { api, errors };
-}
-
-beforeEach(() => {
-  (globalThis as any).indexedDB = new IDBFactory();
-  localStorage.clear();
-  fetchMock = vi.fn(async () => ({ status: 200, headers: { get: () => null } }));
-  vi.stubGlobal('fetch', fetchMock);
-  document.body.innerHTML = '';
-});
-afterEach(() => {
-  vi.restoreAllMocks();
-});
+import { QUIET, net, sent, start } from './harness';
+import { describe, expect, it, vi } from 'vitest';
 
 describe('analytics.js methods', () => {
   it('returns the instance from the methods analytics.js chains', () => {
@@ -243,7 +215,7 @@ describe('the testing kit override', () => {
       delete (window as any).__svcAnalyticsTest; // read at load only
       await api.track('X');
       await api.flush();
-      expect(fetchMock.mock.calls.map((c) => c[0])).toEqual(['http://127.0.0.1:9/v1/batch']);
+      expect(net.fetch.mock.calls.map((c) => c[0])).toEqual(['http://127.0.0.1:9/v1/batch']);
     } finally {
       delete (window as any).__svcAnalyticsTest;
     }
@@ -259,7 +231,7 @@ describe('a first-party apiHost path', () => {
       const { api } = start({ apiHost: '/ingest' });
       await api.track('X');
       await api.flush();
-      expect(fetchMock.mock.calls.map((c) => c[0])).toEqual([location.origin + '/ingest/v1/batch']);
+      expect(net.fetch.mock.calls.map((c) => c[0])).toEqual([location.origin + '/ingest/v1/batch']);
     } finally {
       base.remove();
     }

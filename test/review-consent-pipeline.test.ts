@@ -1,27 +1,10 @@
-// Review findings (not committed): races between source middleware, consent and opt-out; promises and the host page.
-import 'fake-indexeddb/auto';
-import { IDBFactory } from 'fake-indexeddb';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+// From the review of the drop-in and consent work: races between source middleware, consent and opt-out; promises and the host page.
+import { QUIET, sent, start } from './harness';
+import { describe, expect, it, vi } from 'vitest';
 import { createAnalytics } from '../src/analytics';
-import type { AnalyticsError, LoadOptions, Message } from '../src/types';
+import type { LoadOptions } from '../src/types';
 
-const QUIET: LoadOptions = { flushAt: 1000, flushInterval: 3600000 };
 const CONSENT: LoadOptions = { consent: { categories: ['analytics'] } };
-let fetchMock: ReturnType<typeof vi.fn>;
-const sent = (): Message[] => fetchMock.mock.calls.flatMap((c) => JSON.parse(String((c[1] as RequestInit).body)).batch as Message[]);
-function clearCookies() {
-  for (const part of document.cookie.split(/;\s*/)) {
-    const name = part.split('=')[0];
-    if (name) document.cookie = `${name}=; path=/; max-age=-1`;
-  }
-}
-function start(options: LoadOptions = {}) {
-  const { api } = createAnalytics();
-  const errors: AnalyticsError[] = [];
-  api.on('error', (e: AnalyticsError) => errors.push(e));
-  api.load('wk_test', { ...QUIET, ...options });
-  return { api, errors };
-}
 // A source middleware that keeps each message until the test lets it go.
 function gated(api: any) {
   const waiting: (() => void)[] = [];
@@ -41,15 +24,6 @@ async function unhandled(fn: () => Promise<unknown>) {
   }
   return seen;
 }
-
-beforeEach(() => {
-  (globalThis as any).indexedDB = new IDBFactory();
-  clearCookies();
-  localStorage.clear();
-  fetchMock = vi.fn(async () => ({ status: 200, headers: { get: () => null } }));
-  vi.stubGlobal('fetch', fetchMock);
-});
-afterEach(() => vi.restoreAllMocks());
 
 describe('a refusal after an asynchronous source middleware', () => {
   it('is not an unhandled rejection when the page ignores the promise (README "Calls")', async () => {

@@ -1,29 +1,6 @@
-// Review findings (not committed): the stub's replay with consent, trackForm, and throws into the host page.
-import 'fake-indexeddb/auto';
-import { IDBFactory } from 'fake-indexeddb';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createAnalytics } from '../src/analytics';
-import type { AnalyticsError, LoadOptions, Message } from '../src/types';
-
-const QUIET: LoadOptions = { flushAt: 1000, flushInterval: 3600000 };
-let fetchMock: ReturnType<typeof vi.fn>;
-const sent = (): Message[] => fetchMock.mock.calls.flatMap((c) => JSON.parse(String((c[1] as RequestInit).body)).batch as Message[]);
-function start(options: LoadOptions = {}) {
-  const { api } = createAnalytics();
-  const errors: AnalyticsError[] = [];
-  api.on('error', (e: AnalyticsError) => errors.push(e));
-  api.load('wk_test', { ...QUIET, ...options });
-  return { api, errors };
-}
-
-beforeEach(() => {
-  (globalThis as any).indexedDB = new IDBFactory();
-  localStorage.clear();
-  fetchMock = vi.fn(async () => ({ status: 200, headers: { get: () => null } }));
-  vi.stubGlobal('fetch', fetchMock);
-  document.body.innerHTML = '';
-});
-afterEach(() => vi.restoreAllMocks());
+// From the review of the drop-in and consent work: the stub's replay with consent, trackForm, and throws into the host page.
+import { QUIET, sent, start } from './harness';
+import { describe, expect, it, vi } from 'vitest';
 
 describe('the bundle taking over a consent-mode stub (src/browser.ts)', () => {
   it('sends the recorded calls in call order when a recorded consent() grants between them', async () => {

@@ -1,0 +1,42 @@
+// Shared set-up of the API-level unit tests (an instance over fake IndexedDB and a fetch stub): import it first.
+import 'fake-indexeddb/auto';
+import { IDBFactory } from 'fake-indexeddb';
+import { afterEach, beforeEach, vi } from 'vitest';
+import { createAnalytics } from '../src/analytics';
+import type { AnalyticsError, LoadOptions, Message } from '../src/types';
+
+// No timer-driven sends unless a test asks for them.
+export const QUIET: LoadOptions = { flushAt: 1000, flushInterval: 3600000 };
+
+/** The fetch stub of the current test (answers 200). */
+export const net = { fetch: vi.fn() };
+
+/** Every message sent so far, in order. */
+export const sent = (): Message[] => net.fetch.mock.calls.flatMap((c) => JSON.parse(String((c[1] as RequestInit).body)).batch as Message[]);
+
+export function clearCookies() {
+  for (const part of document.cookie.split(/;\s*/)) {
+    const name = part.split('=')[0];
+    if (name) document.cookie = `${name}=; path=/; max-age=-1`;
+  }
+}
+
+/** A loaded instance, and the errors it reported. */
+export function start(options: LoadOptions = {}) {
+  const { api } = createAnalytics();
+  const errors: AnalyticsError[] = [];
+  api.on('error', (e: AnalyticsError) => errors.push(e));
+  api.load('wk_test', { ...QUIET, ...options });
+  return { api, errors };
+}
+
+// Each test starts from an empty page: no IndexedDB, cookies, localStorage or DOM, and a fresh fetch stub.
+beforeEach(() => {
+  (globalThis as any).indexedDB = new IDBFactory();
+  clearCookies();
+  localStorage.clear();
+  document.body.innerHTML = '';
+  net.fetch = vi.fn(async () => ({ status: 200, headers: { get: () => null } }));
+  vi.stubGlobal('fetch', net.fetch);
+});
+afterEach(() => vi.restoreAllMocks());
