@@ -1,6 +1,6 @@
 import type { AnalyticsError, JSONObject, Message } from './types';
 import { analyticsError } from './errors';
-import { stringify } from './validate';
+import { copyJSON } from './validate';
 
 /**
  * The stage between building a message and queuing it (CONTRACT section 2): source middleware
@@ -108,10 +108,8 @@ function bounded<T>(ms: number, work: (done: (v: T) => void) => unknown): Promis
   });
 }
 
-// Taken when the bundle runs (a page may replace JSON later).
-const parse = JSON.parse;
 // A copy of what a function of the page receives: it changes nothing but what it passes on.
-const copy = (m: Message): Message => parse(stringify(m));
+const copy = (m: Message): Message => copyJSON(m);
 
 /** Set by `load` (a middleware may be added before it): read when a message goes through. */
 export interface TransformSettings {

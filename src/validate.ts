@@ -124,6 +124,10 @@ export function sanitize(value: unknown, seen: object[] = [], json = true): JSON
 const ESCAPED = /[\\"\u0000-\u001f]|[\ud800-\udbff][\udc00-\udfff]|[\ud800-\udfff]/g;
 const SHORT: Record<string, string> = { '"': '\\"', '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
+const parse = JSON.parse;
+/** A deep copy of JSON data, through our own serialiser and the engine's parser as the bundle found them. */
+export const copyJSON = <T>(v: T): T => parse(stringify(v as JSONValue));
+
 /** A string as a JSON string literal. */
 export const quote = (s: string): string =>
   '"' + s.replace(ESCAPED, (c) => (c.length > 1 ? c : SHORT[c] || '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'))) + '"';
