@@ -20,7 +20,7 @@ import { normalise } from './call';
 import { monotonicUlid } from './ulid';
 import { buildContext, freeze, pageContext, type Environment, type Hints } from './context';
 import { buildMessage, checkMessage, type BuiltMessage } from './message';
-import { byteLength, MESSAGE_LIMIT, stringify } from './validate';
+import { byteLength, copyJSON, MESSAGE_LIMIT, stringify } from './validate';
 import { readEnvironment, connectionType, highEntropyHints } from './environment';
 import { createIdentity, KEYS, uuid, type Identity } from './identity';
 import { clearStored, createQueue, type Queue, type QueueBounds } from './queue';
@@ -41,8 +41,6 @@ import { createAutotrack, type Elements, type OfElement } from './autotrack';
 
 declare const __BUFFER_KEY__: string;
 
-// Taken when the bundle runs (a page may replace JSON later).
-const parse = JSON.parse;
 const isFunction = (v: unknown) => typeof v == 'function';
 
 /** A page snapshot as the snippet records it: `[url, title, referrer]`. */
@@ -310,7 +308,8 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
     const finish = (out: Message | AnalyticsError) => {
       const checked = out instanceof Error ? out : checkMessage(message, out);
       if (erasure != erasures) return refused<CallResult>(safelyRefused(analyticsError(erasedBy, `${type}: discarded by an opt-out or a denial of consent`, [message.messageId]), callback));
-      if (!(checked instanceof Error)) return store(instance, type, checked, callback);
+      // (built before a decision that came meanwhile: it carries it)
+      if (!(checked instanceof Error)) return store(instance, type, withDecision(checked), callback);
       // (a middleware or plugin that threw was reported where it ran; one that dropped the message is not an error)
       if (!(out instanceof Error)) report(checked);
       return refused<CallResult>(safelyRefused(checked, callback));
@@ -373,19 +372,16 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
     return Promise.resolve();
   }
 
+  // (the gate was checked by `invoke`; an opt-out or denial while a middleware had the message, by `finish`)
   function store(instance: Core, type: MessageType, built: BuiltMessage, callback?: Callback): Promise<CallResult> {
-    // (decided while a middleware had it: refused as if made now)
-    const closed = shut(type, callback);
-    if (closed) return closed;
-    // Consent pending: held in memory (the promise resolves now), queued when consent is granted. (A message built
-    // before the decision, that a middleware had meanwhile, carries it too.)
-    const stored = gate == 'pending' ? hold(instance, built) : enqueue(instance, withDecision(built));
+    // Consent pending: held in memory (the promise resolves now), queued when consent is granted.
+    const stored = gate == 'pending' ? hold(instance, built) : enqueue(instance, built);
     if (stored instanceof Error) return refused(safelyRefused(stored, callback));
     const { message } = built;
     // (never rejects: a queue that cannot store keeps the message in memory)
     return stored.then(() => {
       // The page gets a copy: what it does with it never changes what is stored and sent (or its measured size).
-      const event = parse(stringify(message as unknown as JSONValue)) as Message;
+      const event = copyJSON(message);
       const result: CallResult = { event };
       safely(callback, result);
       emitter.emit(type, ...EVENT_ARGS[type].map((k) => event[k]), result);
