@@ -92,12 +92,13 @@ export default [
     plugins: [ts(), min(), sriManifest()],
   },
   {
-    input: 'src/index.ts',
-    // index.mjs (import) and index.cjs (require: Node 18+, Jest), each with the debug tools as a chunk of their own
-    // (debug.mjs, debug.cjs), imported on `debug(true)` only.
+    // The npm entries, `svc-analytics` (index) and `svc-analytics/core` (without the helper namespaces), as .mjs
+    // (import) and .cjs (require: Node 18+, Jest). What they share is a chunk of its own (npm.mjs), and so are the
+    // debug tools (debug.mjs), imported on `debug(true)` only.
+    input: { index: 'src/index.ts', core: 'src/core.ts' },
     output: [
-      { dir: 'dist', format: 'es', entryFileNames: 'index.mjs', chunkFileNames: '[name].mjs' },
-      { dir: 'dist', format: 'cjs', entryFileNames: 'index.cjs', chunkFileNames: '[name].cjs', exports: 'named' },
+      { dir: 'dist', format: 'es', entryFileNames: '[name].mjs', chunkFileNames: '[name].mjs' },
+      { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs', chunkFileNames: '[name].cjs', exports: 'named' },
     ],
     external: Object.keys(pkg.dependencies),
     plugins: [constants(), ts()],
@@ -123,7 +124,7 @@ export default [
   },
   // The declarations: one self-contained file per entry, as .d.ts (for `import`) and .d.cts (for `require`), so
   // that they resolve under every moduleResolution (bundler, node16/nodenext in ESM and CommonJS, node10).
-  ...['index', 'snippet-gen', 'global'].map((name) => ({
+  ...['index', 'core', 'snippet-gen', 'global'].map((name) => ({
     input: `src/${name}.ts`,
     output: [
       { file: `dist/${name}.d.ts`, format: 'es' },

@@ -20,7 +20,8 @@ const NOT_MODULES = ['./analytics.min.js', './analytics.debug.min.js', './snippe
 const ACCEPTED = [{ kind: 'CJSResolvesToESM', entrypoint: './playwright' }];
 /** Files the tarball must hold (the CLI's demo, the CommonJS entries and their types, the license...). */
 const REQUIRED = ['LICENSE', 'README.md', 'CHANGELOG.md', 'package.json', 'bin/svc-analytics.mjs', 'demo/index.html', 'collector/server.mjs',
-  'dist/index.mjs', 'dist/index.cjs', 'dist/index.d.ts', 'dist/index.d.cts', 'dist/snippet-gen.mjs', 'dist/snippet-gen.cjs',
+  'dist/index.mjs', 'dist/index.cjs', 'dist/index.d.ts', 'dist/index.d.cts', 'dist/core.mjs', 'dist/core.cjs', 'dist/core.d.ts',
+  'dist/core.d.cts', 'dist/npm.mjs', 'dist/npm.cjs', 'dist/snippet-gen.mjs', 'dist/snippet-gen.cjs',
   'dist/snippet-gen.d.ts', 'dist/snippet-gen.d.cts', 'dist/analytics.min.js', 'dist/snippet.min.js', 'dist/analytics.debug.min.js',
   'dist/sri.json', 'playwright/index.mjs', 'playwright/index.d.ts'];
 

@@ -32,8 +32,8 @@ import { createScheduler, type Scheduler } from './scheduler';
 import { listenLifecycle } from './lifecycle';
 import { createEmitter, createGuard } from './emitter';
 import { resolve } from './config';
-import { createEcommerce, type EcommerceHelpers, type TrackFn } from './ecommerce';
-import { createSemantic, type SemanticHelpers } from './semantic';
+import type { EcommerceHelpers, TrackFn } from './ecommerce';
+import type { SemanticHelpers } from './semantic';
 import { trackPageViews } from './pageviews';
 import { createDebugMode, type DebugTools } from './debug-mode';
 import { createTransforms, DEFAULT_MIDDLEWARE_TIMEOUT, type Plugin, type PluginContext, type SourceMiddleware } from './plugins';
@@ -46,8 +46,11 @@ const isFunction = (v: unknown) => typeof v == 'function';
 /** A page snapshot as the snippet records it: `[url, title, referrer]`. */
 export type RecordedPage = [string, string, string];
 
-/** The public API (CONTRACT section 2). */
-export interface Analytics {
+/**
+ * The public API without the helper namespaces: what `svc-analytics/core` returns (its helpers tree-shake away).
+ * Methods that return the instance return the type they were called on.
+ */
+export interface CoreAnalytics {
   load(writeKey: string, options?: LoadOptions): void;
   // The analytics.js shapes of each call: leading strings, then properties or traits, then options; a callback last
   // (or in place of any trailing argument).
@@ -93,25 +96,25 @@ export interface Analytics {
   ready(callback?: () => void): Promise<void>;
   flush(): Promise<void>;
   /** Listens to an event; the handler's arguments are typed by the event (`AnalyticsEvents`). */
-  on<K extends EventName>(name: K, handler: (...args: AnalyticsEvents[K]) => void): Analytics;
-  off<K extends EventName>(name: K, handler: (...args: AnalyticsEvents[K]) => void): Analytics;
-  debug(on?: boolean): Analytics;
+  on<K extends EventName>(name: K, handler: (...args: AnalyticsEvents[K]) => void): this;
+  off<K extends EventName>(name: K, handler: (...args: AnalyticsEvents[K]) => void): this;
+  debug(on?: boolean): this;
   /** `on` for one call. */
-  once<K extends EventName>(name: K, handler: (...args: AnalyticsEvents[K]) => void): Analytics;
+  once<K extends EventName>(name: K, handler: (...args: AnalyticsEvents[K]) => void): this;
   /** `page` with `properties.path` = `url`, as analytics.js. */
   pageview(url: string): Promise<CallResult>;
   /** Tracks clicks on links (or any element): `event` and `properties` may be functions of the element. */
-  trackLink(elements: Elements, event: OfElement<string>, properties?: OfElement<JSONObject>, options?: CallOptions): Analytics;
-  trackClick(elements: Elements, event: OfElement<string>, properties?: OfElement<JSONObject>, options?: CallOptions): Analytics;
+  trackLink(elements: Elements, event: OfElement<string>, properties?: OfElement<JSONObject>, options?: CallOptions): this;
+  trackClick(elements: Elements, event: OfElement<string>, properties?: OfElement<JSONObject>, options?: CallOptions): this;
   /** Tracks form submissions, by the visitor or by script. */
-  trackForm(elements: Elements, event: OfElement<string>, properties?: OfElement<JSONObject>, options?: CallOptions): Analytics;
-  trackSubmit(elements: Elements, event: OfElement<string>, properties?: OfElement<JSONObject>, options?: CallOptions): Analytics;
+  trackForm(elements: Elements, event: OfElement<string>, properties?: OfElement<JSONObject>, options?: CallOptions): this;
+  trackSubmit(elements: Elements, event: OfElement<string>, properties?: OfElement<JSONObject>, options?: CallOptions): this;
   /** analytics.js source middleware: runs for every message, in the order added, before it is checked and queued. */
-  addSourceMiddleware(fn: SourceMiddleware): Analytics;
+  addSourceMiddleware(fn: SourceMiddleware): this;
   /** Accepted for analytics.js parity; there are no device-mode destinations, so it never runs. */
-  addDestinationMiddleware(integration: string, ...fns: unknown[]): Analytics;
+  addDestinationMiddleware(integration: string, ...fns: unknown[]): this;
   /** Accepted for analytics.js parity; there are no device-mode destinations, so it never runs. */
-  addIntegrationMiddleware(fn: unknown): Analytics;
+  addIntegrationMiddleware(fn: unknown): this;
   /** The visitor's consent decision: category names to booleans (see the `consent` load option). */
   consent(preferences: Record<string, boolean>): void;
   /** The visitor opts out: the queue and the stored identity are removed, later calls refused (`opted_out`). */
@@ -120,11 +123,17 @@ export interface Analytics {
   optIn(): void;
   /** analytics.js plugins (`before`, `enrichment`, `after`, `utility`). */
   register(...plugins: Plugin[]): Promise<PluginContext>;
-  ecommerce: EcommerceHelpers;
-  semantic: SemanticHelpers;
   /** True once `load` has run. */
   initialized: boolean;
   readonly VERSION: string;
+}
+
+/** The public API (CONTRACT section 2): the core and the helper namespaces (src/helpers.ts). */
+export interface Analytics extends CoreAnalytics {
+  /** One helper per ecommerce event of spec 000 section 2.7. */
+  ecommerce: EcommerceHelpers;
+  /** The semantic events of spec 000 section 2.6 a browser sends. */
+  semantic: SemanticHelpers;
 }
 
 /** The handle `group()` returns. */
@@ -665,14 +674,12 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
     addDestinationMiddleware: chain(() => {}),
     addIntegrationMiddleware: chain(() => {}),
     register: (...plugins: Plugin[]) => transforms.register(plugins, api),
-    ecommerce: createEcommerce({ track, check: (event, properties) => debugMode.use((tools) => tools.checkEcommerce(event, properties)) }),
-    semantic: createSemantic({ track, userId, report, call: safely }),
     initialized: false,
     VERSION: '__VERSION__',
-  } as unknown as Analytics; // the six call methods are added below, from EVENT_ARGS
+  } as unknown as CoreAnalytics; // the six call methods are added below, from EVENT_ARGS
   for (const type of Object.keys(EVENT_ARGS) as MessageType[]) (api as any)[type] = (...a: unknown[]) => invoke(type, a);
   // group() with no arguments reads the group, as analytics.js.
-  api.group = ((...a: unknown[]) => (a.length ? invoke('group', a) : groupHandle)) as Analytics['group'];
+  api.group = ((...a: unknown[]) => (a.length ? invoke('group', a) : groupHandle)) as CoreAnalytics['group'];
 
   /** Runs a call the snippet recorded (`ecommerce.orderCompleted` style names included) with its page and time. */
   function replay(method: string, args: unknown[], page: RecordedPage, time: number) {
@@ -689,7 +696,28 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
       // a call that cannot be replayed is dropped, as the page's own call would have failed
     }
   }
-  return { api, load, replay };
+  // What the helper namespaces need of this instance (src/helpers.ts adds them: the bundle and the npm entry do,
+  // `svc-analytics/core` does not).
+  const helperDeps: HelperDeps = {
+    track,
+    userId,
+    report,
+    call: safely,
+    check: (event, properties) => debugMode.use((tools) => tools.checkEcommerce(event, properties)),
+  };
+  return { api, load, replay, helperDeps };
+}
+
+/** What the ecommerce and semantic helpers use of an instance: its `track`, user, error report and guard. */
+export interface HelperDeps {
+  /** The core's `track`: a helper's call settles exactly like `track`, and a recorded one keeps its page and time. */
+  track: TrackFn;
+  userId(): string | null;
+  report(error: AnalyticsError): void;
+  /** Calls a function of the page through the library's guard (it never throws into the page). */
+  call(fn: Callback | undefined, ...args: unknown[]): void;
+  /** Hears of every ecommerce call first: in debug mode it checks the properties against the spec. */
+  check(event: string, properties: unknown): void;
 }
 
 // The message fields analytics.js passes to `on(type)` handlers, in order.

@@ -1,5 +1,6 @@
 // The IIFE bundle (dist/analytics.min.js): takes over the snippet's stub, or stands alone.
 import { createAnalytics } from './analytics';
+import { addHelpers } from './helpers';
 import { takeOverBuffer, type BufferedCall } from './buffer';
 import type { DebugTools } from './debug';
 
@@ -29,7 +30,8 @@ if (!stub || !stub.VERSION) {
 }
 
 function takeOver() {
-  const { api, load, replay } = createAnalytics(self && self.src ? loadDebug : undefined);
+  const { api, load, replay, helperDeps } = createAnalytics(self && self.src ? loadDebug : undefined);
+  addHelpers(api, helperDeps);
   const calls: BufferedCall[] = Array.isArray(stub) ? stub.splice(0) : [];
   w.analytics = api;
   // Pages that kept a reference to the stub array keep working: it gets the real methods too.

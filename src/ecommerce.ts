@@ -1,4 +1,5 @@
 import type { CallOptions, CallResult, Callback } from './types';
+import type { HelperDeps } from './analytics';
 
 /**
  * The spec's fields only: a key the spec does not define (a misspelt `order_Id`) is a type error in an object
@@ -301,7 +302,7 @@ export function helperName(eventName: string): string {
  * Creates the ecommerce helpers over the core's `track`. `check` hears of every call first: in debug mode it
  * type-checks the properties against the spec (warnings only; src/debug.ts, loaded on `debug()`).
  */
-export function createEcommerce(deps: { track: TrackFn; check(event: string, properties: unknown): void }): EcommerceHelpers {
+export function createEcommerce(deps: Pick<HelperDeps, 'track' | 'check'>): EcommerceHelpers {
   const helpers: Record<string, EcommerceHelper<object>> = {};
   for (const event of ECOMMERCE_EVENTS)
     helpers[helperName(event)] = (properties, options, callback, site?: unknown) => {

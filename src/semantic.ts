@@ -1,6 +1,7 @@
-import type { AnalyticsError, CallOptions, CallResult, Callback } from './types';
+import type { CallOptions, CallResult, Callback } from './types';
 import { analyticsError, refused } from './errors';
-import { helperName, type TrackFn } from './ecommerce';
+import { helperName } from './ecommerce';
+import type { HelperDeps } from './analytics';
 
 /** Any property a caller adds next to the spec's fields; declared fields keep their types. */
 export interface OpenProperties {
@@ -95,13 +96,7 @@ Report Delivery Event|deliveryId metric
 Experiment Viewed|`.split('\n');
 
 /** Creates the semantic helpers over the core's `track`; `report` hears of each refused call. */
-export function createSemantic(deps: {
-  track: TrackFn;
-  userId(): string | null;
-  report?(error: AnalyticsError): void;
-  /** Calls a function of the page through the library's guard (it never throws into the page). */
-  call(fn: Callback | undefined, ...args: unknown[]): void;
-}): SemanticHelpers {
+export function createSemantic(deps: Pick<HelperDeps, 'track' | 'userId' | 'call'> & Partial<Pick<HelperDeps, 'report'>>): SemanticHelpers {
   const helpers: Record<string, SemanticHelper<object>> = {};
   TABLE.forEach((row) => {
     const [event, required] = row.split('|');

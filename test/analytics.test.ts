@@ -2,6 +2,7 @@ import 'fake-indexeddb/auto';
 import { IDBFactory } from 'fake-indexeddb';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createAnalytics } from '../src/analytics';
+import { addHelpers } from '../src/helpers';
 import { LIBRARY } from '../src/context';
 import type { AnalyticsError, CallResult, LoadOptions, Message } from '../src/types';
 
@@ -20,7 +21,9 @@ function clearCookies() {
 }
 
 function start(options: LoadOptions = {}) {
-  const { api, replay } = createAnalytics();
+  // with the helper namespaces, as the bundle has them
+  const { api, replay, helperDeps } = createAnalytics();
+  addHelpers(api, helperDeps);
   api.load('wk_test', { ...QUIET, ...options });
   return { api, replay };
 }

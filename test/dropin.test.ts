@@ -240,14 +240,33 @@ describe('a first-party apiHost path', () => {
 
 describe('AnalyticsBrowser.load', () => {
   it('returns the one instance of a write key in a page (StrictMode effects run twice; hot reload evaluates the module again)', async () => {
-    const { AnalyticsBrowser } = await import('../src/npm');
+    const { AnalyticsBrowser } = await import('../src/index');
     const a = AnalyticsBrowser.load({ writeKey: 'wk_once' }, QUIET);
     const b = AnalyticsBrowser.load({ writeKey: 'wk_once' }, { ...QUIET, trackPageViews: true });
     expect(b).toBe(a);
     // a module evaluated again (hot reload) shares the registry on the global object
     vi.resetModules();
-    const again = await import('../src/npm');
+    const again = await import('../src/index');
     expect(again.AnalyticsBrowser.load({ writeKey: 'wk_once' })).toBe(a);
     expect(AnalyticsBrowser.load({ writeKey: 'wk_other' }, QUIET)).not.toBe(a);
+  });
+
+  it('svc-analytics/core has no helper namespaces; svc-analytics then gives the same instance its helpers', async () => {
+    const core = await import('../src/core');
+    const lean = core.AnalyticsBrowser.load({ writeKey: 'wk_core' }, QUIET);
+    expect('ecommerce' in lean || 'semantic' in lean).toBe(false);
+    expect(typeof lean.track).toBe('function');
+    const { AnalyticsBrowser } = await import('../src/index');
+    const full = AnalyticsBrowser.load({ writeKey: 'wk_core' }, QUIET);
+    expect(full).toBe(lean);
+    const ecommerce = full.ecommerce;
+    expect(Object.keys(ecommerce)).toHaveLength(26);
+    // a second load keeps the helpers it made, and core's load returns the same instance, helpers and all
+    expect(AnalyticsBrowser.load({ writeKey: 'wk_core' }).ecommerce).toBe(ecommerce);
+    expect(core.AnalyticsBrowser.load({ writeKey: 'wk_core' })).toBe(full);
+    await full.ecommerce.orderCompleted({ order_id: 'o1' });
+    await full.semantic.experimentViewed({ experiment_id: 'e1' });
+    await full.flush();
+    expect(sent().map((m) => m.event)).toEqual(['Order Completed', 'Experiment Viewed']);
   });
 });

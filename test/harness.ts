@@ -3,6 +3,7 @@ import 'fake-indexeddb/auto';
 import { IDBFactory } from 'fake-indexeddb';
 import { afterEach, beforeEach, vi } from 'vitest';
 import { createAnalytics } from '../src/analytics';
+import { addHelpers } from '../src/helpers';
 import type { AnalyticsError, LoadOptions, Message } from '../src/types';
 
 // No timer-driven sends unless a test asks for them.
@@ -23,7 +24,8 @@ export function clearCookies() {
 
 /** A loaded instance, and the errors it reported. */
 export function start(options: LoadOptions = {}) {
-  const { api } = createAnalytics();
+  const { api: core, helperDeps } = createAnalytics();
+  const api = addHelpers(core, helperDeps); // as the bundle and the npm entry
   const errors: AnalyticsError[] = [];
   api.on('error', (e: AnalyticsError) => errors.push(e));
   api.load('wk_test', { ...QUIET, ...options });

@@ -28,9 +28,11 @@ describe('package exports', () => {
     const req = createRequire(import.meta.url);
     expect(req.resolve('svc-analytics')).toMatch(/dist[\\/]index\.cjs$/);
     expect(req.resolve('svc-analytics/snippet')).toMatch(/dist[\\/]snippet-gen\.cjs$/);
+    expect(req.resolve('svc-analytics/core')).toMatch(/dist[\\/]core\.cjs$/);
     const cjs = req('svc-analytics');
     const esm = await import('svc-analytics');
     expect(Object.keys(cjs).sort()).toEqual(Object.keys(esm).sort());
+    expect(Object.keys(req('svc-analytics/core'))).toEqual(Object.keys(await import('svc-analytics/core')));
     const gen = req('svc-analytics/snippet');
     const genEsm = await import('svc-analytics/snippet');
     expect(Object.keys(gen).sort()).toEqual(Object.keys(genEsm).sort());
@@ -113,7 +115,9 @@ describe('the packed package', () => {
     const cjs = spawnSync(process.execPath, ['-e', `
       const { AnalyticsBrowser } = require('svc-analytics');
       const { snippet, BUNDLE_INTEGRITY } = require('svc-analytics/snippet');
+      const core = require('svc-analytics/core');
       const api = AnalyticsBrowser.load({ writeKey: 'k' });
+      if (typeof core.AnalyticsBrowser.load({ writeKey: 'k' }).track != 'function') throw new Error('svc-analytics/core');
       Promise.all([api.ready(), api.flush(), api.track('x').catch((e) => e.code)]).then(([, , code]) =>
         console.log(JSON.stringify({ load: typeof AnalyticsBrowser.load, code, snippet: snippet({ writeKey: 'k' }).includes('analytics.load("k")'), sri: BUNDLE_INTEGRITY.slice(0, 7) })));
     `], { cwd: project, encoding: 'utf8', timeout: 10_000 });
@@ -122,16 +126,20 @@ describe('the packed package', () => {
     const esm = spawnSync(process.execPath, ['--input-type=module', '-e', `
       import { AnalyticsBrowser } from 'svc-analytics';
       import { snippet } from 'svc-analytics/snippet';
-      console.log(typeof AnalyticsBrowser.load, typeof snippet);
+      import { AnalyticsBrowser as Core } from 'svc-analytics/core';
+      console.log(typeof AnalyticsBrowser.load, typeof snippet, typeof Core.load);
     `], { cwd: project, encoding: 'utf8', timeout: 10_000 });
     expect(esm.stderr).toBe('');
-    expect(esm.stdout.trim()).toBe('function function');
+    expect(esm.stdout.trim()).toBe('function function function');
   });
 
   it('its types compile in an app under moduleResolution bundler, node16 (CommonJS and ESM) and node10 (nodenext: attw)', async () => {
     // The app uses every entry with types (the global one too) and checks the package's declarations fully (no skipLibCheck).
     const app = `
       import { AnalyticsBrowser, type LoadOptions, type OrderCompletedProperties } from 'svc-analytics';
+      import { AnalyticsBrowser as Core, type CoreAnalytics } from 'svc-analytics/core';
+      const lean: CoreAnalytics = Core.load({ writeKey: 'k' });
+      void lean.on('ready', () => {}).track('Lean');
       import { snippet, BUNDLE_INTEGRITY, type SnippetOptions } from 'svc-analytics/snippet';
       import type {} from 'svc-analytics/global';
       const options: LoadOptions = { flushAt: 3, consent: { categories: ['analytics'] } };

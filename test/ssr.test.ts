@@ -2,7 +2,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { createRequire } from 'node:module';
 
-describe('dist/index.mjs on a server', () => {
+describe('dist/index.mjs (and dist/core.mjs) on a server', () => {
   it('touches no browser global when imported (window, document, navigator, storage, ...)', async () => {
     const names = ['window', 'document', 'navigator', 'location', 'localStorage', 'indexedDB', 'history', 'screen'];
     const touched: string[] = [];
@@ -19,6 +19,9 @@ describe('dist/index.mjs on a server', () => {
       // @ts-ignore -- the built module, imported afresh so its top level runs under the traps
       const mod = await import('../dist/index.mjs?ssr-trap');
       expect(typeof mod.AnalyticsBrowser.load).toBe('function');
+      // @ts-ignore -- svc-analytics/core, the same way
+      const core = await import('../dist/core.mjs?ssr-trap');
+      expect(typeof core.AnalyticsBrowser.load).toBe('function');
     } finally {
       for (const [n, d] of saved) d ? Object.defineProperty(globalThis, n, d) : delete (globalThis as any)[n];
     }
@@ -43,6 +46,16 @@ describe('dist/index.mjs on a server', () => {
       await expect(api.alias('u2')).rejects.toMatchObject({ code: 'not_loaded' });
       await expect(api.screen('Home')).rejects.toMatchObject({ code: 'not_loaded' });
       await expect(api.ecommerce.orderCompleted({ order_id: 'o1' })).rejects.toMatchObject({ code: 'not_loaded' });
+    });
+
+    it('svc-analytics/core: the same, without the helper namespaces', async () => {
+      // @ts-ignore -- the built module
+      const { AnalyticsBrowser } = await import('../dist/core.mjs');
+      const api = AnalyticsBrowser.load({ writeKey: 'k' });
+      await expect(api.track('Signed Up')).rejects.toMatchObject({ code: 'not_loaded' });
+      await expect(api.ready()).resolves.toBeUndefined();
+      await expect(api.flush()).resolves.toBeUndefined();
+      expect(api.ecommerce).toBeUndefined();
     });
 
     it('rejects with an Error, and passes it to the callback', async () => {

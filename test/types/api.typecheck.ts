@@ -61,3 +61,16 @@ analytics.on('clicked', () => {});
 analytics.on('error', (e: string) => void e);
 // @ts-expect-error a track handler's first argument is the event name (a string)
 analytics.on('track', (event: number) => void event);
+
+// svc-analytics/core: the same API without the helper namespaces; chaining keeps the type it was called on.
+import type { CoreAnalytics } from '../../src/analytics';
+declare const core: CoreAnalytics;
+core.track('Clicked', { plan: 'pro' }).then((r) => void r.event.messageId);
+core.on('track', () => {}).debug(false).track('Chained');
+// @ts-expect-error the core has no ecommerce helpers
+core.ecommerce.orderCompleted({ order_id: 'o1' });
+// @ts-expect-error nor semantic ones, even after a chained call
+core.on('ready', () => {}).semantic.userDeleted();
+analytics.on('ready', () => {}).ecommerce.orderCompleted({ order_id: 'o1' });
+const widened: CoreAnalytics = analytics;
+void widened;
