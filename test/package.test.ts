@@ -111,8 +111,15 @@ describe('the packed package', () => {
   afterEach(stopAll);
   afterAll(() => project && fs.rmSync(project, { recursive: true, force: true }));
 
-  it('require() works on Node (CommonJS app), and so does import (ES module app)', () => {
-    const cjs = spawnSync(process.execPath, ['-e', `
+  // On this Node, and on Node 18, the oldest that `engines` names (.ci/run fetches it: NODE18_PATH or .tmp/node18).
+  const node18 = [process.env.NODE18_PATH, path.join(ROOT, '.tmp/node18/bin/node')].find((p) => p && fs.existsSync(p));
+  if (!node18) console.warn('package test: no Node 18 (NODE18_PATH or .tmp/node18/bin/node; .ci/run fetches it): the package runs on this Node only' + (process.env.CI ? '' : ', skipped'));
+  const nodes = [process.execPath, ...(node18 ? [node18] : process.env.CI ? ['(Node 18 is missing)'] : [])];
+  it.each(nodes)('require() works on Node (CommonJS app), and so does import (ES module app): %s', (node) => {
+    expect(fs.existsSync(node), 'Node 18 (.ci/run fetches it)').toBe(true);
+    const version = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim();
+    expect(version).toMatch(node == process.execPath ? /^v\d+\./ : /^v18\./);
+    const cjs = spawnSync(node, ['-e', `
       const { AnalyticsBrowser } = require('svc-analytics');
       const { snippet, BUNDLE_INTEGRITY } = require('svc-analytics/snippet');
       const core = require('svc-analytics/core');
@@ -123,7 +130,7 @@ describe('the packed package', () => {
     `], { cwd: project, encoding: 'utf8', timeout: 10_000 });
     expect(cjs.stderr).toBe('');
     expect(JSON.parse(cjs.stdout)).toEqual({ load: 'function', code: 'not_loaded', snippet: true, sri: 'sha384-' });
-    const esm = spawnSync(process.execPath, ['--input-type=module', '-e', `
+    const esm = spawnSync(node, ['--input-type=module', '-e', `
       import { AnalyticsBrowser } from 'svc-analytics';
       import { snippet } from 'svc-analytics/snippet';
       import { AnalyticsBrowser as Core } from 'svc-analytics/core';
@@ -131,6 +138,8 @@ describe('the packed package', () => {
     `], { cwd: project, encoding: 'utf8', timeout: 10_000 });
     expect(esm.stderr).toBe('');
     expect(esm.stdout.trim()).toBe('function function function');
+    const cli = spawnSync(node, [path.join(project, 'node_modules/svc-analytics/bin/svc-analytics.mjs'), '--version'], { cwd: project, encoding: 'utf8', timeout: 10_000 });
+    expect(cli.stdout.trim()).toBe(pkg.version);
   });
 
   it('its types compile in an app under moduleResolution bundler, node16 (CommonJS and ESM) and node10 (nodenext: attw)', async () => {
@@ -179,7 +188,7 @@ describe('the packed package', () => {
     for (const [name] of configs) expect(result.out).toContain(`Building project '${path.join(project, `tsconfig.${name}.json`)}'`);
   }, 60_000);
 
-  it('works in Jest (CommonJS, as Jest loads packages): require, a call refused on the server, ready() settling', () => {
+  it.each(nodes)('works in Jest (CommonJS, as Jest loads packages): require, a call refused on the server, ready() settling: %s', (node) => {
     fs.writeFileSync(
       path.join(project, 'app.test.js'),
       `const { AnalyticsBrowser } = require('svc-analytics');
@@ -193,7 +202,7 @@ test('the package works under Jest', async () => {
 `,
     );
     const jest = path.join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js');
-    const r = spawnSync(process.execPath, [jest, '--rootDir', project, '--ci', '--watchman=false'], { cwd: project, encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync(node, [jest, '--rootDir', project, '--ci', '--watchman=false'], { cwd: project, encoding: 'utf8', timeout: 60_000 });
     expect(r.status, r.stderr + r.stdout).toBe(0);
     expect(r.stderr).toMatch(/1 passed/);
   }, 60_000);
