@@ -64,6 +64,9 @@ export function createHandoff(d: HandoffDeps) {
   // Ids this page noted as handed to the browser: in-flight keepalive requests (until their answer arrives) and
   // accepted beacons (until their records are deleted from IndexedDB).
   const handed = new Set<string>();
+  // Ids delivered (or refused) whose records' delete from IndexedDB has not committed yet, and whether an exit noted
+  // them: a page that goes away meanwhile cuts the delete off, and the next load would adopt and send them again.
+  const removing = new Map<string, boolean>();
 
   return {
     /**
@@ -91,7 +94,8 @@ export function createHandoff(d: HandoffDeps) {
       // next load does not send them again.
       const keptAlive = [...inflight.keys()].filter((id) => inflight.get(id));
       keptAlive.forEach((id) => handed.add(id));
-      if (handed.size) note([...handed]);
+      removing.forEach((_, id) => removing.set(id, true));
+      if (handed.size || removing.size) note([...handed, ...removing.keys()]);
       if (gone) return;
       gone = final;
       if (how == 'discarded') d.queue.remove(keptAlive);
@@ -120,6 +124,21 @@ export function createHandoff(d: HandoffDeps) {
           });
         d.emit('delivered', messages);
       }
+    },
+
+    /**
+     * This page removes the records of these ids for good (delivered, or refused): until `removal` settles (their
+     * delete committed), a page exit notes them, so the next load deletes them rather than sends them again; the note
+     * is taken back after it.
+     */
+    removed(ids: string[], removal: Promise<unknown>) {
+      ids.forEach((id) => removing.set(id, false));
+      // (the queue's removal settles, never rejects: src/queue.ts `persist`)
+      return removal.then(() => {
+        const notedIds = ids.filter((id) => removing.get(id));
+        ids.forEach((id) => removing.delete(id));
+        if (notedIds.length) unnote(notedIds);
+      });
     },
 
     /** The page is shown again (or restored from the back/forward cache): it may hand messages over again. */

@@ -109,7 +109,8 @@ export function createScheduler(d: SchedulerDeps) {
     if (answer.status) handoff.answered(ids, verdict == 'ok');
     if (verdict == 'ok') {
       retryUntil = 0;
-      await d.queue.remove(ids);
+      // (the page may go away before the delete commits: the hand-off notes them then)
+      await handoff.removed(ids, d.queue.remove(ids));
       d.emit('delivered', messages);
       return true;
     }
@@ -128,7 +129,7 @@ export function createScheduler(d: SchedulerDeps) {
       const half = Math.ceil(batch.length / 2);
       return (await send(batch.slice(0, half))) && send(batch.slice(half));
     }
-    await d.queue.remove(ids);
+    await handoff.removed(ids, d.queue.remove(ids));
     d.report(analyticsError('delivery_rejected', `status ${answer.status}: the API refused message ${ids[0]}; dropped`, ids));
     return true;
   };

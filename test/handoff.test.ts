@@ -300,6 +300,27 @@ describe('createHandoff', () => {
     });
   });
 
+  describe('removed', () => {
+    it('notes at a page exit the records whose delete has not committed (the next load deletes them), and takes the note back once it did', async () => {
+      const { handoff } = setup();
+      let commit!: () => void;
+      const removal = new Promise<void>((r) => (commit = r));
+      handoff.removed(['d1', 'd2'], removal);
+      handoff.exit('discarded', NONE, false);
+      expect(note()).toEqual(['d1', 'd2']);
+      commit();
+      await drain();
+      expect(note()).toBeNull();
+    });
+
+    it('notes nothing once the delete committed', async () => {
+      const { handoff } = setup();
+      await handoff.removed(['d1'], Promise.resolve());
+      handoff.exit('discarded', NONE, false);
+      expect(note()).toBeNull();
+    });
+  });
+
   describe('answered', () => {
     it('takes back the note of a delivered request after its records are removed', async () => {
       const { handoff, queue } = setup();
