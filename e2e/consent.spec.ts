@@ -460,6 +460,29 @@ test('withdraw, then leave the page: the page exit stores and sends nothing of w
   expect(errors).toEqual([]);
 });
 
+test('withdraw while a request is in flight, then leave the page: the page exit notes nothing in storage', async ({ page, context, site, collector }) => {
+  const errors = await watchErrors(page);
+  const cdp = await context.newCDPSession(page);
+  await page.goto(consentPage(site, { consent: CATEGORIES, flushInterval: 100 }, { cmp: JSON.stringify({ analytics: true }) }));
+  await ready(page);
+  // The answer comes late: the request is still in flight (kept alive) when consent is withdrawn and the page left.
+  await collector.fault({ delayMs: 1_500, times: 1 });
+  const sent = page.waitForRequest((r) => r.url().endsWith('/v1/batch'), { timeout: 10_000 });
+  const [inFlight] = await call(page, [['track', 'In Flight At Withdraw']]);
+  await sent;
+  await page.evaluate(() => (window as any).analytics.consent({ analytics: false }));
+  await page.goto(consentPage(site, { consent: CATEGORIES, flushInterval: 100 }, { next: '1' }));
+  await ready(page);
+  await settle(page);
+  const s = await storedIdentity(page);
+  expect(Object.keys(s.cookies).filter((k) => k.startsWith('svc_')), 'cookies').toEqual([]);
+  expect(Object.keys(s.local).filter((k) => k.startsWith('svc_')), 'localStorage (the hand-off note too)').toEqual([]);
+  expect(await queued(page, cdp), 'IndexedDB records').toBe(0);
+  // What was in flight was already sent: it arrives (once).
+  expect((await collector.waitFor(1, { event: 'In Flight At Withdraw' }, 10_000)).map((m) => m.messageId)).toEqual([inFlight.event.messageId]);
+  expect(errors).toEqual([]);
+});
+
 test('opt-out while consent is pending discards the held calls; after opting in, a grant sends only later calls', async ({ page, site, collector }) => {
   const errors = await watchErrors(page);
   await page.goto(consentPage(site, { consent: CATEGORIES, flushInterval: 100 }, { early: '1' }));

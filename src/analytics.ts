@@ -558,7 +558,7 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
     erasures++;
     erasedBy = by;
     instance.identity.forget();
-    if (instance.delivery) instance.delivery.queue.clear();
+    if (instance.delivery) instance.delivery.queue.clear(), instance.delivery.scheduler.erased();
     else clearStored();
     for (const key of [__BUFFER_KEY__, NOTE_KEY])
       try {

@@ -141,6 +141,16 @@ export function createHandoff(d: HandoffDeps) {
       });
     },
 
+    /**
+     * What the library stored was erased (consent withdrawn or denied, opt-out): an exit notes nothing more of what
+     * this page sent before (the scheduler stops counting its requests in flight as kept alive too), so storage stays
+     * empty. Their records are gone already, so there is nothing for a next load to send again.
+     */
+    erased() {
+      handed.clear();
+      removing.clear();
+    },
+
     /** The page is shown again (or restored from the back/forward cache): it may hand messages over again. */
     shown() {
       gone = false;

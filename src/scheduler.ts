@@ -166,6 +166,11 @@ export function createScheduler(d: SchedulerDeps) {
     exit: (how: ExitKind) => handoff.exit(how, inflight, offline() || Date.now() < retryUntil),
     /** The page is shown again (or restored from the back/forward cache): it may send again. */
     shown: handoff.shown,
+    /** What was stored was erased (see `handoff.erased`): the requests in flight are noted at no exit. */
+    erased() {
+      inflight.forEach((_, id) => inflight.set(id, false));
+      handoff.erased();
+    },
   };
 }
 

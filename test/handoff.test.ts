@@ -313,6 +313,17 @@ describe('createHandoff', () => {
       expect(note()).toBeNull();
     });
 
+    it('notes nothing after an erasure (consent withdrawn, opt-out): neither removals pending nor requests kept alive', () => {
+      const { handoff } = setup();
+      handoff.removed(['d1'], new Promise(() => {}));
+      handoff.exit('hidden', new Map([['k1', true]]), false);
+      expect(note()).toEqual(['k1', 'd1']);
+      localStorage.clear(); // the erasure removes the note
+      handoff.erased();
+      handoff.exit('discarded', NONE, false);
+      expect(note()).toBeNull();
+    });
+
     it('notes nothing once the delete committed', async () => {
       const { handoff } = setup();
       await handoff.removed(['d1'], Promise.resolve());
