@@ -5,7 +5,9 @@ import type { Plugin } from './plugins';
 // One instance per write key in a page, whatever loads it again: React's StrictMode runs effects twice, and hot
 // module reload evaluates this module again (so the registry lives on the global object, not in this module). Both
 // npm entries (`svc-analytics` and `svc-analytics/core`) share it.
-const INSTANCES = Symbol.for('svc-analytics.instances');
+// The key names the shape of its entries (`Instance`): two builds of the package on one page share it only if they
+// agree on it.
+const INSTANCES = Symbol.for('svc-analytics.instances.2');
 
 interface Instance {
   api: CoreAnalytics;

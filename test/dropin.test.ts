@@ -251,6 +251,17 @@ describe('AnalyticsBrowser.load', () => {
     expect(AnalyticsBrowser.load({ writeKey: 'wk_other' }, QUIET)).not.toBe(a);
   });
 
+  it('svc-analytics first, then svc-analytics/core: the same instance, helpers and all; plugins see the helpers', async () => {
+    const { AnalyticsBrowser } = await import('../src/index');
+    const seen: unknown[] = [];
+    const plugin = { name: 'p', type: 'utility' as const, version: '1', isLoaded: () => true, load: async (_: unknown, a: any) => void seen.push(typeof a.ecommerce.orderCompleted) };
+    const full = AnalyticsBrowser.load({ writeKey: 'wk_full_first', plugins: [plugin] }, QUIET);
+    const core = await import('../src/core');
+    expect(core.AnalyticsBrowser.load({ writeKey: 'wk_full_first' }, QUIET)).toBe(full);
+    await full.ready();
+    expect(seen).toEqual(['function']);
+  });
+
   it('svc-analytics/core has no helper namespaces; svc-analytics then gives the same instance its helpers', async () => {
     const core = await import('../src/core');
     const lean = core.AnalyticsBrowser.load({ writeKey: 'wk_core' }, QUIET);
