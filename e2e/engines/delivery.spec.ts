@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { ENGINES, freePort, type EngineName } from './driver.mjs';
 import { test, expect, open, ready, quiet, expectExactlyOnce, tally, trail, violations, startRelay, waitUntil, skipWhenMissing, type Tab } from './fixtures';
 import type { CollectorHandle, SiteHandle } from '../fixtures';
+import { holdQueueStore, notStored, watchDeletes } from '../cut-off';
 
 const VERSION: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -279,6 +280,28 @@ for (const name of ENGINES) {
       const resent = new Set(reqs.filter((r) => r.status === 200).flatMap((r) => r.retryOf));
       for (const id of failed.flatMap((r) => r.messageIds)) expect(resent.has(id), `${id} re-sent with its messageId`).toBe(true);
       expect(await violations(collector)).toEqual([]);
+    });
+
+    test('a batch answered just before the page goes away, whose delete from IndexedDB the unload cuts off, is not sent again by the next page', async ({ profile, site, collector }) => {
+      const url = basic(site, { flushInterval: 100 });
+      const tab = await profile.newTab();
+      await open(tab, url);
+      await tab.evaluate(watchDeletes);
+      // Another tab of the site, to hold the queue's store (see e2e/cut-off.ts).
+      const blocker = await profile.newTab();
+      await blocker.goto(site.page('/basic.html', { noload: '1' }));
+      // The answer comes late, so that the other tab can take the store first.
+      await collector.fault({ delayMs: 2_000, times: 1 });
+      const [id] = await track(tab, 'Cut Off', 1);
+      await blocker.evaluate(holdQueueStore, id);
+      // The 2xx came, and the page asked for the record's delete, which waits behind the other tab: it leaves now.
+      await waitUntil(tab, (id) => (window as any).__deleting.includes(id), id, 10_000, 'the delete after the 2xx');
+      await tab.goto(url);
+      await blocker.evaluate(() => ((window as any).__release = true));
+      await ready(tab);
+      // Without the hand-off note, the next page adopts the record after ORPHAN_GRACE_MS (1.5 s) and sends it again.
+      expectExactlyOnce(await collector.waitFor(2, { event: 'Cut Off' }, 4_000), [id]);
+      await waitUntil(tab, notStored, id, 5_000, 'the next page deleted the record');
     });
 
     test('two tabs of the site track at once: all arrive exactly once', async ({ profile, site, collector }) => {
