@@ -97,6 +97,32 @@ for (const name of ENGINES) {
       expect(await pageErrors(tab)).toEqual([]);
     });
 
+    test('withdraw while a request is in flight, then leave the page: the page exit stores nothing (no hand-off note)', async ({ profile, site, collector }) => {
+      const tab = await profile.newTab();
+      await open(tab, consentPage(site, CONSENT, { cmp: JSON.stringify({ analytics: true }) }));
+      await collectErrors(tab);
+      // The answer comes late: the request is in flight when consent is withdrawn and the page left.
+      await collector.fault({ delayMs: 1_500, times: 1 });
+      const [inFlight] = await call(tab, [['track', 'In Flight At Withdraw']]);
+      for (const deadline = Date.now() + 10_000; ; ) {
+        const reqs = await collector.requests();
+        if (reqs.some((r) => r.status === null && r.messageIds.includes(inFlight.id))) break;
+        if (Date.now() > deadline) throw new Error('the request never reached the collector');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await tab.evaluate(() => (window as any).analytics.consent({ analytics: false }));
+      await open(tab, consentPage(site, CONSENT, { next: '1' }));
+      await collectErrors(tab);
+      await tab.evaluate(() => (window as any).analytics.flush());
+      await quiet(collector, 1000);
+      const s = await stored(tab);
+      expect(Object.keys(s.localStorage).filter((k) => k.startsWith('svc_')), 'localStorage (the hand-off note too)').toEqual([]);
+      expect(s.cookie).not.toContain('svc_');
+      // What was in flight was already sent: it arrives, once.
+      expect((await collector.messages({ event: 'In Flight At Withdraw' })).map((m) => m.messageId)).toEqual([inFlight.id]);
+      expect(await pageErrors(tab)).toEqual([]);
+    });
+
     test('opt-out: later calls are refused with opted_out, the stored identity is gone, and it survives a reload', async ({ profile, site, collector }) => {
       const tab = await profile.newTab();
       const url = consentPage(site, { flushInterval: 100 });
