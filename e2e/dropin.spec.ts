@@ -4,10 +4,8 @@
 // addSourceMiddleware, register (plugins), group() and pageview() as analytics.js has them.
 // Pages: e2e/site/dropin.html (a site written for analytics.js), dropin-lab.html (links and forms),
 // dropin-next.html (where they lead), dropin-npm.html (the npm entry with plugins).
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { BrowserContext, Page } from '@playwright/test';
-import { test, expect, ready, type CollectorHandle, type SiteHandle } from './fixtures';
+import { test, expect, ready, quiet, startOtherOrigin, type CollectorHandle, type SiteHandle } from './fixtures';
 
 test.describe.configure({ timeout: 30_000 });
 
@@ -35,19 +33,6 @@ async function quietSpellStarted(collector: CollectorHandle) {
   expect(first.length, 'the page view of the snippet arrived (the first message of the spell)').toBe(1);
 }
 
-/** Waits until the collector had no request in flight and none arriving for `quietMs` (bounded by `maxMs`). */
-async function settle(collector: CollectorHandle, quietMs = 1000, maxMs = 15_000) {
-  const deadline = Date.now() + maxMs;
-  for (;;) {
-    const reqs = await collector.requests();
-    const busy = reqs.some((r) => r.status === null);
-    const lastAt = reqs.reduce((t, r) => Math.max(t, r.at + (r.durationMs || 0)), 0);
-    if (!busy && Date.now() - lastAt >= quietMs) return;
-    if (Date.now() > deadline) throw new Error(`the collector did not go quiet for ${quietMs} ms within ${maxMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 /**
  * Waits for `event` to arrive, lets everything settle (a duplicate would show up meanwhile), then asserts it arrived
  * exactly once (one message, one messageId). Returns it with the requests that carried it. The quiet spell outlasts
@@ -55,7 +40,7 @@ async function settle(collector: CollectorHandle, quietMs = 1000, maxMs = 15_000
  */
 async function arrivedOnce(collector: CollectorHandle, event: string) {
   await collector.waitFor(1, { event }, 15_000);
-  await settle(collector, 2500);
+  await quiet(collector, 2500);
   const msgs = await collector.messages({ event });
   expect(msgs.map((m) => m.messageId), `"${event}" arrived exactly once (messageIds received)`).toHaveLength(1);
   const requests = (await collector.requests()).filter((r) => r.messageIds.includes(msgs[0].messageId));
@@ -65,7 +50,7 @@ async function arrivedOnce(collector: CollectorHandle, event: string) {
 /** Nothing with `event` arrived, once everything the page had was flushed and the collector went quiet. */
 async function neverArrived(page: Page, collector: CollectorHandle, event: string) {
   await page.evaluate(() => (window as any).analytics.flush());
-  await settle(collector, 500);
+  await quiet(collector, 500);
   expect(await collector.messages({ event }), `"${event}" must not be sent`).toEqual([]);
 }
 
@@ -86,32 +71,6 @@ async function readProbeFromSite(context: BrowserContext, site: SiteHandle): Pro
   } finally {
     await other.close();
   }
-}
-
-/** A page on another origin (127.0.0.1, another port) that records when each request reached it, and its body. */
-async function startOtherOrigin() {
-  const hits: { method: string; url: string; at: number; body: string }[] = [];
-  const server = http.createServer((req, res) => {
-    const at = Date.now();
-    const chunks: Buffer[] = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      hits.push({ method: req.method || '', url: req.url || '', at, body: Buffer.concat(chunks).toString('utf8') });
-      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' });
-      res.end('<!doctype html><html><head><link rel="icon" href="data:,"><title>Elsewhere</title></head><body>another site</body></html>');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    url,
-    pages: () => hits.filter((h) => !h.url.startsWith('/favicon')),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
 }
 
 async function throttle(page: Page, rate: number) {
@@ -207,7 +166,7 @@ test.describe('a page written for analytics.js', () => {
     for (const e of clicks) await collector.waitFor(1, { event: e }, 10_000);
     // 8 stub-phase messages (the snippet's page included), 7 after ready, 6 from the clicks
     const msgs = await collector.waitFor(21, {}, 15_000);
-    await settle(collector, 500);
+    await quiet(collector, 500);
     const all = await collector.messages();
     expect(new Set(all.map((m) => m.messageId)).size, 'no message twice').toBe(all.length);
     const byName = (type: string, name?: string) => all.filter((m) => m.type === type && (name === undefined || m.event === name || m.name === name));
@@ -747,7 +706,7 @@ test.describe('addSourceMiddleware', () => {
     expect(pv, 'the page view arrived').toBeTruthy();
     expect(pv.properties.filteredBy).toBe('stub middleware');
     expect(pv.properties.search, 'the middleware removed it').toBeUndefined();
-    await settle(collector, 500);
+    await quiet(collector, 500);
     expect(await collector.messages({ type: 'page' })).toHaveLength(1);
   });
 
@@ -811,7 +770,7 @@ test.describe('addSourceMiddleware', () => {
       await a.flush();
       return { outcome, reported };
     });
-    await settle(collector, 500);
+    await quiet(collector, 500);
     const violations = await collector.violations();
     const sent = await collector.messages({ event: 'Null Properties' });
     test.info().annotations.push({ type: 'outcome', description: `${r.outcome}; reported ${JSON.stringify(r.reported)}; ${sent.length} accepted; ${violations.length} violation(s)` });

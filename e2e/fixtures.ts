@@ -1,5 +1,7 @@
 import { test as base, expect, type Page } from '@playwright/test';
 import { fileURLToPath } from 'node:url';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { startCollector } from '../collector/server.mjs';
 import { startStatic } from '../collector/static.mjs';
 
@@ -118,6 +120,48 @@ export async function watchErrors(page: Page): Promise<string[]> {
   await page.addInitScript(() => addEventListener('unhandledrejection', (e) => console.error('unhandledrejection', String(e.reason))));
   page.on('console', (m) => m.type() == 'error' && m.text().startsWith('unhandledrejection') && errors.push(m.text()));
   return errors;
+}
+
+/**
+ * Waits until the collector has had no request in flight and none arriving for `quietMs` (bounded by `maxMs`):
+ * what a duplicate would need to show up. There is no event to wait for when nothing more should come.
+ */
+export async function quiet(collector: CollectorHandle, quietMs = 1500, maxMs = 15_000) {
+  const deadline = Date.now() + maxMs;
+  for (;;) {
+    const reqs = await collector.requests();
+    const busy = reqs.some((r) => r.status === null);
+    const lastAt = reqs.reduce((t, r) => Math.max(t, r.at + (r.durationMs || 0)), 0);
+    if (!busy && Date.now() - lastAt >= quietMs) return;
+    if (Date.now() > deadline) throw new Error(`the collector did not go quiet for ${quietMs} ms within ${maxMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** A page on another origin (127.0.0.1, another port) that records when each request reached it, and its body. */
+export async function startOtherOrigin() {
+  const hits: { method: string; url: string; at: number; body: string }[] = [];
+  const server = http.createServer((req, res) => {
+    const at = Date.now();
+    const chunks: Buffer[] = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      hits.push({ method: req.method || '', url: req.url || '', at, body: Buffer.concat(chunks).toString('utf8') });
+      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' });
+      res.end('<!doctype html><html><head><link rel="icon" href="data:,"><title>Elsewhere</title></head><body>another site</body></html>');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    pages: () => hits.filter((h) => !h.url.startsWith('/favicon')),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
 }
 
 export { expect };

@@ -2,40 +2,14 @@
 // origin and another origin) and a native form submission by a button go ahead at once, unprevented, and their
 // event arrives exactly once, handed to the browser by the page-exit path (CONTRACT section 2, trackLink/trackForm).
 // Pages: e2e/site/dropin-lab.html (links, forms, and a probe of each click and submit), dropin-next.html.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { ENGINES, type EngineName } from './driver.mjs';
 import { test, expect, open, ready, quiet, trail, violations, waitUntil, skipWhenMissing, type Tab } from './fixtures';
-import type { CollectorHandle, SiteHandle } from '../fixtures';
+import { startOtherOrigin, type CollectorHandle, type SiteHandle } from '../fixtures';
 
 /** Nothing reaches flushAt and the interval is a minute: after the snippet's page view, only the exit path sends. */
 const HOLD = { flushAt: 100, flushInterval: 60_000 };
 
 const lab = (site: SiteHandle, params: Record<string, string> = {}) => site.page('/dropin-lab.html', { opts: JSON.stringify(HOLD), ...params });
-
-/** A page on another origin (127.0.0.1, another port) that records when each request reached it. */
-async function startOtherOrigin() {
-  const hits: { url: string; at: number }[] = [];
-  const server = http.createServer((req, res) => {
-    hits.push({ url: req.url || '', at: Date.now() });
-    req.resume();
-    req.on('end', () => {
-      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' });
-      res.end('<!doctype html><html><head><link rel="icon" href="data:,"><title>Elsewhere</title></head><body>another site</body></html>');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    url,
-    pages: () => hits.filter((h) => !h.url.startsWith('/favicon')),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
-}
 
 interface Probe {
   kind: string;

@@ -3,7 +3,9 @@
 // (`engineName`), launched once per worker and kept while its tests run, and a fresh browser profile per test
 // (`profile`), so no test sees another's stored queue.
 import http from 'node:http';
-import { test as base, expect, type CollectorHandle } from '../fixtures';
+import { test as base, expect, quiet, type CollectorHandle } from '../fixtures';
+
+export { quiet };
 import { launch, missing, type Context, type Engine, type EngineName, type Tab } from './driver.mjs';
 
 export { expect };
@@ -94,22 +96,6 @@ export async function open(tab: Tab, url: string) {
 export async function ready(tab: Tab) {
   await waitUntil(tab, () => !!((window as any).analytics && (window as any).analytics.initialized), undefined, 15_000, 'the library took over');
   await tab.evaluate(() => new Promise<boolean>((r) => (window as any).analytics.ready(() => r(true))));
-}
-
-/**
- * Waits until the collector has had no request in flight and none arriving for `quietMs` (bounded by `maxMs`):
- * what a duplicate would need to show up. There is no event to wait for when nothing more should come.
- */
-export async function quiet(collector: CollectorHandle, quietMs = 1500, maxMs = 15_000) {
-  const deadline = Date.now() + maxMs;
-  for (;;) {
-    const reqs = await collector.requests();
-    const busy = reqs.some((r) => r.status === null);
-    const lastAt = reqs.reduce((t, r) => Math.max(t, r.at + (r.durationMs || 0)), 0);
-    if (!busy && Date.now() - lastAt >= quietMs) return;
-    if (Date.now() > deadline) throw new Error(`the collector did not go quiet for ${quietMs} ms within ${maxMs} ms`);
-    await sleep(100);
-  }
 }
 
 /** How `msgs` differ from "each of `ids` exactly once, nothing else". */
