@@ -68,12 +68,12 @@ const min = (extra = {}) =>
 
 export default [
   {
-    input: 'src/snippet.ts',
+    input: 'src/entry/snippet.ts',
     output: { file: 'dist/snippet.min.js', format: 'es' },
     plugins: [constants(), ts(), min({ toplevel: true })],
   },
   {
-    input: 'src/browser.ts',
+    input: 'src/entry/browser.ts',
     output: {
       file: 'dist/analytics.min.js',
       format: 'iife',
@@ -87,7 +87,7 @@ export default [
   },
   {
     // Loaded by the bundle on `debug(true)` only.
-    input: 'src/debug-browser.ts',
+    input: 'src/entry/debug-browser.ts',
     output: { file: 'dist/analytics.debug.min.js', format: 'iife' },
     plugins: [ts(), min(), sriManifest()],
   },
@@ -95,7 +95,7 @@ export default [
     // The npm entries, `svc-analytics` (index) and `svc-analytics/core` (without the helper namespaces), as .mjs
     // (import) and .cjs (require: Node 18+, Jest). What they share is a chunk of its own (npm.mjs), and so are the
     // debug tools (debug.mjs), imported on `debug(true)` only.
-    input: { index: 'src/index.ts', core: 'src/core.ts' },
+    input: { index: 'src/entry/index.ts', core: 'src/entry/core.ts' },
     output: [
       { dir: 'dist', format: 'es', entryFileNames: '[name].mjs', chunkFileNames: '[name].mjs' },
       { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs', chunkFileNames: '[name].cjs', exports: 'named' },
@@ -104,7 +104,7 @@ export default [
     plugins: [constants(), ts()],
   },
   {
-    input: 'src/snippet-gen.ts',
+    input: 'src/entry/snippet-gen.ts',
     output: [
       { file: 'dist/snippet-gen.mjs', format: 'es' },
       { file: 'dist/snippet-gen.cjs', format: 'cjs', exports: 'named' },
@@ -114,7 +114,7 @@ export default [
   {
     // svc-analytics/global: types only (window.analytics for snippet users); empty modules so that it resolves at run
     // time too (`import type {} from 'svc-analytics/global'` is erased anyway).
-    input: 'src/global.ts',
+    input: 'src/entry/global.ts',
     output: [
       { file: 'dist/global.mjs', format: 'es' },
       { file: 'dist/global.cjs', format: 'cjs' },
@@ -125,7 +125,7 @@ export default [
   // The declarations: one self-contained file per entry, as .d.ts (for `import`) and .d.cts (for `require`), so
   // that they resolve under every moduleResolution (bundler, node16/nodenext in ESM and CommonJS, node10).
   ...['index', 'core', 'snippet-gen', 'global'].map((name) => ({
-    input: `src/${name}.ts`,
+    input: `src/entry/${name}.ts`,
     output: [
       { file: `dist/${name}.d.ts`, format: 'es' },
       { file: `dist/${name}.d.cts`, format: 'es' },

@@ -36,7 +36,7 @@ async function quietSpellStarted(collector: CollectorHandle) {
 /**
  * Waits for `event` to arrive, lets everything settle (a duplicate would show up meanwhile), then asserts it arrived
  * exactly once (one message, one messageId). Returns it with the requests that carried it. The quiet spell outlasts
- * ORPHAN_GRACE_MS (1.5 s, src/locks.ts): a next page that adopts a record left in IndexedDB sends it only then.
+ * ORPHAN_GRACE_MS (1.5 s, src/delivery/tabs.ts): a next page that adopts a record left in IndexedDB sends it only then.
  */
 async function arrivedOnce(collector: CollectorHandle, event: string) {
   await collector.waitFor(1, { event }, 15_000);

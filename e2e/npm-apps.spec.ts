@@ -12,9 +12,9 @@ import { startStatic } from '../collector/static.mjs';
 // away from the first, and both apps must work in the browser. Also measured: what the helpers cost an app.
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const ECOMMERCE = fs.readFileSync(path.join(root, 'src/ecommerce.ts'), 'utf8').match(/const EVENTS = `([^`]*)`/)![1].split('\n');
-const SEMANTIC = fs.readFileSync(path.join(root, 'src/semantic.ts'), 'utf8').match(/const TABLE = `([^`]*)`/)![1].split('\n').map((r) => r.split('|')[0]);
-// A line of the debug tools' ecommerce checker (src/debug.ts): loaded on `debug(true)` only, in every app.
+const ECOMMERCE = fs.readFileSync(path.join(root, 'src/helpers/ecommerce.ts'), 'utf8').match(/const EVENTS = `([^`]*)`/)![1].split('\n');
+const SEMANTIC = fs.readFileSync(path.join(root, 'src/helpers/semantic.ts'), 'utf8').match(/const TABLE = `([^`]*)`/)![1].split('\n').map((r) => r.split('|')[0]);
+// A line of the debug tools' ecommerce checker (src/debug/debug.ts): loaded on `debug(true)` only, in every app.
 const CHECKER = 'product_id sku category name brand variant';
 
 const APPS = {

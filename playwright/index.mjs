@@ -11,7 +11,7 @@
 import { test as base, expect as baseExpect } from '@playwright/test';
 import { startCollector } from '../collector/server.mjs';
 
-/** The global the library reads once at load (src/analytics.ts). */
+/** The global the library reads once at load (src/api/analytics.ts). */
 const OVERRIDE = '__svcAnalyticsTest';
 /** Where a handle keeps what the matchers need; not part of the API. */
 const INTERNAL = Symbol.for('svc-analytics/playwright');

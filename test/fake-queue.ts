@@ -1,8 +1,8 @@
 // A record and an in-memory queue for the scheduler's and the hand-off's tests (the real queue: test/queue.test.ts).
 import { vi } from 'vitest';
-import type { QueueRecord } from '../src/queue';
-import type { Message } from '../src/types';
-import { byteLength } from '../src/validate';
+import type { QueueRecord } from '../src/delivery/queue';
+import type { Message } from '../src/message/types';
+import { byteLength } from '../src/message/validate';
 
 let seq = 0;
 

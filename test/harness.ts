@@ -2,9 +2,9 @@
 import 'fake-indexeddb/auto';
 import { IDBFactory } from 'fake-indexeddb';
 import { afterEach, beforeEach, vi } from 'vitest';
-import { createAnalytics } from '../src/analytics';
-import { addHelpers } from '../src/helpers';
-import type { AnalyticsError, LoadOptions, Message } from '../src/types';
+import { createAnalytics } from '../src/api/analytics';
+import { addHelpers } from '../src/helpers/add-helpers';
+import type { AnalyticsError, LoadOptions, Message } from '../src/message/types';
 
 // No timer-driven sends unless a test asks for them.
 export const QUIET: LoadOptions = { flushAt: 1000, flushInterval: 3600000 };

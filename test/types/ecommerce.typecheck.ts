@@ -1,8 +1,8 @@
 // Checked by `tsc --noEmit --strict`, never run: every `@ts-expect-error` line must be a type error,
 // every other line must compile.
-import { createEcommerce, type Product, type OrderCompletedProperties } from '../../src/ecommerce';
-import { createSemantic } from '../../src/semantic';
-import type { CallResult } from '../../src/types';
+import { createEcommerce, type Product, type OrderCompletedProperties } from '../../src/helpers/ecommerce';
+import { createSemantic } from '../../src/helpers/semantic';
+import type { CallResult } from '../../src/message/types';
 
 declare const track: (event: string, properties: object | undefined) => Promise<CallResult>;
 const ecommerce = createEcommerce({ track, check: () => {} });

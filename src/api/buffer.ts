@@ -1,0 +1,111 @@
+import type { RecordedPage } from './analytics';
+import { stringify } from '../message/validate';
+
+declare const __BUFFER_KEY__: string;
+
+/**
+ * A call the stub recorded: `[method, args, page, time, page id, seq, claimedAt?, done?]`. The stub also writes each
+ * one to the buffer (localStorage, the last 100 calls of all pages) as it is made, and marks it `kept` when that
+ * worked. Another page's bundle that takes a call claims it (`claimedAt`), then marks it `done` once it is queued.
+ */
+export type BufferedCall = [string, unknown[], RecordedPage, number, number, number, number?, 1?] & { kept?: 1 };
+
+/** A page's buffered calls are taken over by another page only after this long without news of it. */
+export const BUFFER_GRACE_MS = 5000;
+
+/** How long calls taken from another page stay marked done in the buffer (a late bundle of that page skips them). */
+export const DONE_KEPT_MS = 600000;
+
+// The calls of another page worth replaying: those that make a message or change the identity.
+const REPLAYED = /^(identify|track|page|pageview|screen|group|alias|reset|setAnonymousId|ecommerce\.\w+|semantic\.\w+)$/;
+// Taken when the bundle runs (a page may replace JSON later).
+const parse = JSON.parse;
+
+const isCall = (c: any): c is BufferedCall =>
+  Array.isArray(c) && typeof c[0] == 'string' && Array.isArray(c[1]) && Array.isArray(c[2]) && typeof c[3] == 'number' && c[4] != null;
+const same = (a: BufferedCall, b: BufferedCall) => a[4] === b[4] && a[5] === b[5];
+/** The call claimed at `claimedAt`, and done if `done`. */
+const mark = (c: BufferedCall, claimedAt: number, done?: 1) =>
+  [c[0], c[1], c[2], c[3], c[4], c[5], claimedAt, ...(done ? [done] : [])] as unknown as BufferedCall;
+
+/** The buffer as stored (what is not a recorded call is ignored); empty when storage is unusable. */
+export function readBuffer(): BufferedCall[] {
+  try {
+    const b = parse(localStorage.getItem(__BUFFER_KEY__) || '[]');
+    return Array.isArray(b) ? b.filter(isCall) : [];
+  } catch {
+    return [];
+  }
+}
+
+function writeBuffer(b: BufferedCall[]) {
+  try {
+    if (b.length) localStorage.setItem(__BUFFER_KEY__, stringify(b as any));
+    else localStorage.removeItem(__BUFFER_KEY__);
+  } catch {
+    // storage blocked or full: the buffer stays as it was
+  }
+}
+
+/** What this page takes from the buffer: calls to replay in order, the buffer with them claimed, and when to look again. */
+export interface BufferPlan {
+  take: BufferedCall[];
+  buffer: BufferedCall[];
+  /** When calls of another page that may still be alive become ours to take (none: undefined). */
+  next?: number;
+}
+
+/**
+ * Plans the take-over of the buffer at `now`; pure. This page (`own`, with the calls its stub recorded in memory)
+ * takes its own calls, except those the buffer shows another page's bundle claimed. It takes another page's calls
+ * once that page gave no news for `BUFFER_GRACE_MS` (its bundle never came: the page is gone, or it will find them
+ * claimed), and calls claimed by a page that did not finish with them within that time. Taken calls are claimed in
+ * the returned buffer.
+ */
+export function planBuffer(buffer: BufferedCall[], recorded: BufferedCall[], own: number | undefined, now: number): BufferPlan {
+  const news = new Map<number, number>();
+  for (const c of buffer) news.set(c[4], Math.max(news.get(c[4]) || 0, c[6] || c[3]));
+  let next: number | undefined;
+  // Another page's calls, and this page's calls that another page claimed and did not finish with in time.
+  const others = buffer.filter((c) => {
+    if (c[7] || !REPLAYED.test(c[0]) || (c[4] === own && !c[6])) return false;
+    const free = (c[6] || news.get(c[4])!) + BUFFER_GRACE_MS;
+    if (free <= now) return true;
+    next = Math.min(next ?? free, free);
+    return false;
+  });
+  const mine = recorded.filter((c) => c[0] != 'load' && !buffer.some((b) => same(b, c) && (b[6] || b[7])));
+  const take = [...others.sort((a, b) => a[3] - b[3]), ...mine];
+  return {
+    take,
+    buffer: buffer.map((c) => (take.some((t) => same(t, c)) ? mark(c, now) : c)),
+    next,
+  };
+}
+
+/**
+ * Takes over the buffer: claims what `planBuffer` gives this page, runs each call through `replay` (which returns
+ * the call's promise, if any), and once their messages are queued removes this page's calls from the buffer and
+ * marks the other pages' calls done (a page whose bundle comes late then knows they were sent). Looks again when
+ * another page's calls come due.
+ */
+export function takeOverBuffer(recorded: BufferedCall[], own: number | undefined, replay: (call: BufferedCall) => unknown) {
+  const plan = planBuffer(readBuffer(), recorded, own, Date.now());
+  const taken = (c: BufferedCall) => plan.take.some((t) => same(t, c));
+  if (plan.take.length) writeBuffer(plan.buffer);
+  const queued = plan.take.map((c) => Promise.resolve(replay(c)).catch(() => {}));
+  Promise.all(queued).then(() => {
+    if (!plan.take.length && !plan.buffer.some((c) => c[4] === own)) return;
+    const adoptedPages = new Set(plan.take.map((c) => c[4]));
+    writeBuffer(
+      readBuffer()
+        // This page's calls it took, or that another page sent, are done with, and so are those no page replays (its
+        // `load`); so are another page's calls that are not replayed, once that page is adopted.
+        .filter((c) => !(c[4] === own && (taken(c) || c[7] || !REPLAYED.test(c[0]))) && (taken(c) || !adoptedPages.has(c[4]) || REPLAYED.test(c[0])))
+        .map((c) => (taken(c) ? mark(c, c[6] || Date.now(), 1) : c))
+        // A done mark matters only while the page it came from might still be loading its bundle.
+        .filter((c) => !c[7] || Date.now() - c[6]! < DONE_KEPT_MS),
+    );
+  });
+  if (plan.next) setTimeout(() => takeOverBuffer([], own, replay), plan.next - Date.now());
+}

@@ -1,0 +1,185 @@
+import type { Queue } from './queue';
+import type { Transport } from './transport';
+import type { ExitKind } from './lifecycle';
+import type { Message } from '../message/types';
+import { planBatches, body, BODY_OVERHEAD } from './batch';
+import { KEEPALIVE_LIMIT } from './transport';
+import { stringify } from '../message/validate';
+
+// The note (localStorage): ids handed to the browser as a page went away, written synchronously; the next load (or
+// this page, if it is restored) deletes their records from IndexedDB (see `finishHandoffs`).
+export const NOTE_KEY = 'svc_sent';
+// Taken when the bundle runs (a page may replace JSON later).
+const parse = JSON.parse;
+
+const noted = (): string[] => {
+  try {
+    const ids = parse(localStorage.getItem(NOTE_KEY) || '[]');
+    return Array.isArray(ids) ? ids : [];
+  } catch {
+    return [];
+  }
+};
+// False when no note could be written (no localStorage).
+const setNote = (ids: string[]): boolean => {
+  try {
+    ids.length ? localStorage.setItem(NOTE_KEY, stringify(ids)) : localStorage.removeItem(NOTE_KEY);
+    return true;
+  } catch {
+    return false;
+  }
+};
+// Adds to what this page or another noted before.
+const note = (ids: string[]) => setNote([...new Set(noted().concat(ids))]);
+const unnote = (ids: string[]) => setNote(noted().filter((id) => ids.indexOf(id) < 0));
+
+/**
+ * What a load must finish of the hand-offs of earlier pages (or of this one, restored): `forget` deletes the noted
+ * records from the store, and only then are their ids taken out of the note (cut off in between, the next load
+ * deletes them again). Ids another page notes meanwhile stay noted. The queue runs this before it reads the store.
+ */
+export function finishHandoffs(forget: (ids: string[]) => Promise<unknown>): Promise<unknown> | undefined {
+  const ids = noted();
+  if (ids.length) return forget(ids).then(() => unnote(ids));
+}
+
+/** What the hand-off needs from the rest of the library. */
+export interface HandoffDeps {
+  queue: Queue;
+  transport: Transport;
+  /** `{apiHost}/v1/batch` */
+  url: string;
+  writeKey: string;
+  emit(name: 'delivered', messages: Message[]): void;
+}
+
+/**
+ * The page-exit hand-off: what this page hands to the browser as it is hidden or goes away, the note of it, and
+ * what becomes of the note when this page sees an answer after all; correct if cut off at any statement (see
+ * `exit`). The scheduler, which keeps when to send and the retry state, calls it.
+ */
+export function createHandoff(d: HandoffDeps) {
+  // `pagehide` ran: this page hands nothing more to the browser until it is shown again (see `exit`).
+  let gone = false;
+  // Ids this page noted as handed to the browser: in-flight keepalive requests (until their answer arrives) and
+  // accepted beacons (until their records are deleted from IndexedDB).
+  const handed = new Set<string>();
+  // Ids delivered (or refused) whose records' delete from IndexedDB has not committed yet, and whether an exit noted
+  // them: a page that goes away meanwhile cuts the delete off, and the next load would adopt and send them again.
+  const removing = new Map<string, boolean>();
+
+  return {
+    /**
+     * The page is hidden, or going away (`pagehide`): hand every waiting message to the browser (sendBeacon, at
+     * most 64 KB a request: beacons share the keepalive budget, https://w3c.github.io/beacon/#sendbeacon-method and
+     * https://fetch.spec.whatwg.org/#http-network-or-cache-fetch "inflight keepalive bytes"). `inflight` maps the ids
+     * of this page's requests in flight to whether they were sent with keepalive; `hold` (offline, or in a retry
+     * backoff) keeps everything queued.
+     *
+     * Correct wherever it is cut off: when a page unloads, `visibilitychange` fires after `pagehide`
+     * (https://github.com/whatwg/html/pull/5949), and Firefox 153 can stop the `pagehide` handler part-way and still
+     * fire it (reproduced by scripts/exit-closes.mjs); a beacon sent then is accepted and never leaves. So records
+     * leave this page's memory before the beacon, are noted as sent only once the browser accepted it (else the next
+     * load sends them again), and after `pagehide` this page sends nothing until it is shown again. No IndexedDB work
+     * when the page goes into the back/forward cache: a transaction left running gets it evicted when the next page
+     * uses the store (Chromium's reason "masked", e2e/conditions.spec.ts; https://github.com/w3c/IndexedDB/issues/381);
+     * the next load (or this page, if restored) deletes what the note names. A page discarded for good deletes them
+     * too, since its note may not outlive it (Firefox loses a localStorage write made as a tab closes, measured by
+     * scripts/exit-closes.mjs).
+     */
+    exit(how: ExitKind, inflight: ReadonlyMap<string, boolean>, hold: boolean) {
+      const final = how != 'hidden';
+      // A keepalive request in flight outlives the page: the browser has accepted it. Its ids, and those of beacons
+      // accepted at an earlier exit of this page, are noted (again: the write may have been cut off) so that the
+      // next load does not send them again.
+      const keptAlive = [...inflight.keys()].filter((id) => inflight.get(id));
+      keptAlive.forEach((id) => handed.add(id));
+      removing.forEach((_, id) => removing.set(id, true));
+      if (handed.size || removing.size) note([...handed, ...removing.keys()]);
+      if (gone) return;
+      gone = final;
+      if (how == 'discarded') d.queue.remove(keptAlive);
+      // Offline, a beacon would be lost; during a backoff the API is failing and a beacon's answer cannot be seen
+      // (sendBeacon only says whether the request was queued, https://w3c.github.io/beacon/#sendbeacon-method).
+      // Either way the messages stay queued for the next load (or this page, if it lives on).
+      if (hold) return;
+      // A request in flight without keepalive dies with the page
+      // (https://fetch.spec.whatwg.org/#concept-fetch-group-terminate): at a final exit its messages go by beacon too
+      // (same ids).
+      const waiting = d.queue.list().filter((r) => !inflight.has(r.id) || (final && !inflight.get(r.id)));
+      for (const group of planBatches(waiting, KEEPALIVE_LIMIT, BODY_OVERHEAD + d.writeKey.length)) {
+        const ids = group.map((r) => r.id);
+        const messages = group.map((r) => r.message);
+        const takenOut = d.queue.takeOut(ids);
+        if (!d.transport.beacon(d.url, body(messages, new Date(), d.writeKey))) {
+          d.queue.putBack(takenOut);
+          break;
+        }
+        ids.forEach((id) => handed.add(id));
+        // Still alive (only hidden), discarded for good, or no note could be written: remove them from IndexedDB now.
+        if (!note(ids) || how != 'cached')
+          d.queue.remove(ids).then(() => {
+            ids.forEach((id) => handed.delete(id));
+            unnote(ids);
+          });
+        d.emit('delivered', messages);
+      }
+    },
+
+    /**
+     * This page removes the records of these ids for good (delivered, or refused): until `removal` settles (their
+     * delete committed), a page exit notes them, so the next load deletes them rather than sends them again; the note
+     * is taken back after it.
+     */
+    removed(ids: string[], removal: Promise<unknown>) {
+      ids.forEach((id) => removing.set(id, false));
+      // (the queue's removal settles, never rejects: src/queue.ts `persist`)
+      return removal.then(() => {
+        const notedIds = ids.filter((id) => removing.get(id));
+        ids.forEach((id) => removing.delete(id));
+        if (notedIds.length) unnote(notedIds);
+      });
+    },
+
+    /**
+     * What the library stored was erased (consent withdrawn or denied, opt-out): an exit notes nothing more of what
+     * this page sent before (the scheduler stops counting its requests in flight as kept alive too), so storage stays
+     * empty. Their records are gone already, so there is nothing for a next load to send again.
+     */
+    erased() {
+      handed.clear();
+      removing.clear();
+    },
+
+    /** The page is shown again (or restored from the back/forward cache): it may hand messages over again. */
+    shown() {
+      gone = false;
+    },
+
+    /**
+     * Whether a page exit took over the keepalive request for these ids that just failed without an answer: Chromium
+     * rejects a keepalive fetch as the page unloads, just before `pagehide`, yet still delivers it (reproduced by
+     * e2e/delivery.spec.ts, "events tracked offline are delivered exactly once after coming back online and
+     * reloading"). Waiting a task lets that `pagehide` note the request as handed to the browser first.
+     */
+    async tookOver(ids: string[]): Promise<boolean> {
+      await new Promise((r) => setTimeout(r));
+      const notedIds = ids.filter((id) => handed.has(id));
+      if (gone || !notedIds.length) return !!notedIds.length;
+      // Noted at an exit that only hid the page, which lives on: the failure is real, and this page sends them
+      // again, so the note is taken back (else a page killed while hidden would have the next load delete them).
+      notedIds.forEach((id) => handed.delete(id));
+      unnote(notedIds);
+      return false;
+    },
+
+    /**
+     * This page saw an HTTP answer to its request for these ids after all (`delivered`: a 2xx): it deals with their
+     * records itself (removal, or a retry), so what an exit noted of them is taken back, after the removal.
+     */
+    answered(ids: string[], delivered: boolean) {
+      const notedIds = ids.filter((id) => handed.delete(id));
+      if (notedIds.length) Promise.resolve(delivered && d.queue.remove(notedIds)).then(() => unnote(notedIds));
+    },
+  };
+}

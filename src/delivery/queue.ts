@@ -1,0 +1,258 @@
+import { createStore, setMany, delMany, values, clear, type UseStore } from 'idb-keyval';
+import type { AnalyticsError, Message } from '../message/types';
+import { analyticsError } from '../message/errors';
+import { finishHandoffs } from './handoff';
+
+/** One queued message; records describe themselves so any tab (or the next page load) can send them. */
+export interface QueueRecord {
+  /** The message id (a ULID, so keys sort in call order). */
+  id: string;
+  message: Message;
+  /** Serialised bytes of `message`. */
+  bytes: number;
+  /** ms since epoch when it was queued. */
+  queuedAt: number;
+  /** Failed deliveries so far (see `Queue.failed`; a split that isolates a bad message is none). */
+  attempts: number;
+  /** The tab that sends it (see locks.ts); another tab adopts it only when that tab is gone. */
+  owner: string;
+}
+
+/** Queue bounds: a call that would pass the count or bytes bound is refused (`queue_full`); older records expire. */
+export interface QueueBounds {
+  maxCount: number;
+  maxBytes: number;
+  maxAgeMs: number;
+}
+
+/** Defaults of `LoadOptions.queue` (README "Queue bounds" says how they were sized). */
+export const DEFAULT_BOUNDS: QueueBounds = { maxCount: 10000, maxBytes: 5000000, maxAgeMs: 7 * 864e5 };
+
+// Our own database, never idb-keyval's default, so a host page using idb-keyval is unaffected.
+export const DB = 'svc-analytics';
+
+/** What the queue tells its owner about. */
+export interface QueueEvents {
+  /** Messages dropped because they grew older than `maxAgeMs` (once per pass over the queue, with all their ids). */
+  expired(ids: string[]): void;
+  /** IndexedDB is unusable; the queue now lives in memory. */
+  fallback(error: unknown): void;
+}
+
+/**
+ * This tab's queue: an ordered in-memory list of its records, written through to IndexedDB (one transaction per
+ * burst of calls) so a closed page's messages are sent by the next load; falls back to memory when IndexedDB fails.
+ */
+/**
+ * Empties the store of a queue this page never opened (consent denied, opt-out), without creating it where it does
+ * not exist: `indexedDB.databases()` says whether it does (https://developer.mozilla.org/docs/Web/API/IDBFactory/databases);
+ * where that is missing nothing is opened (opening would create it). Never rejects.
+ */
+export function clearStored(): Promise<void> {
+  return Promise.resolve()
+    .then(() => indexedDB.databases?.() || [])
+    .then((list) => {
+      if (list.some((d) => d.name == DB)) return clear(createStore(DB, 'queue'));
+    })
+    .catch(() => {});
+}
+
+export function createQueue(owner: string, bounds: QueueBounds, events: QueueEvents) {
+  const records: QueueRecord[] = [];
+  let store: UseStore | undefined;
+  let pending: QueueRecord[] = [];
+  let writing: Promise<void> = Promise.resolve();
+  try {
+    store = typeof indexedDB != 'undefined' ? createStore(DB, 'queue') : undefined;
+  } catch {
+    // indexedDB present but throws on access (a sandboxed frame without allow-same-origin in Chromium:
+    // e2e/conditions.spec.ts, "a sandboxed frame ..."). A failing `open` (Firefox's private windows before 115,
+    // https://bugzilla.mozilla.org/show_bug.cgi?id=781982) is caught by `persist`.
+  }
+  if (!store) events.fallback(new Error('no IndexedDB'));
+
+  // Never rejects: any IndexedDB failure (including a synchronous throw from `indexedDB.open`) moves us to memory.
+  const persist = <T>(op: (s: UseStore) => Promise<T>): Promise<T | void> =>
+    Promise.resolve()
+      .then(() => store && op(store))
+      .catch((error) => {
+        store = undefined;
+        events.fallback(error);
+      });
+
+  let bytes = 0;
+  // Other tabs' records seen orphaned, and when (see `adopt`).
+  const orphanSince = new Map<string, number>();
+  // Records removed for good (delivered, refused, expired): a pending write must not bring them back.
+  const removed = new WeakSet<QueueRecord>();
+  // Writes records through to IndexedDB, all but those removed by the time the write runs.
+  const save = (list: QueueRecord[]) =>
+    persist((idb) => setMany(list.filter((r) => !removed.has(r)).map((r) => [r.id, r]), idb));
+  // This page's records with these ids, in order.
+  const pick = (ids: string[]) => {
+    const wanted = new Set(ids);
+    return records.filter((r) => wanted.has(r.id));
+  };
+  // Memory only: IndexedDB keeps them.
+  const takeOut = (ids: string[]) => {
+    const takenOut = pick(ids);
+    for (const r of takenOut) {
+      records.splice(records.indexOf(r), 1);
+      bytes -= r.bytes;
+    }
+    return takenOut;
+  };
+  const putBack = (back: QueueRecord[]) => {
+    records.push(...back);
+    records.sort(byId);
+    for (const r of back) bytes += r.bytes;
+  };
+  // Records taken out of memory for a page-exit hand-off and not put back: a pending write stores them (an
+  // unconfirmed hand-off is sent again by the next load) unless they are removed for good meanwhile.
+  const handedOut = new Map<string, QueueRecord>();
+  // IndexedDB only.
+  const forget = (ids: string[]) => persist((idb) => delMany(ids, idb));
+  const drop = (ids: string[]) => {
+    for (const r of takeOut(ids)) removed.add(r);
+    for (const id of ids) {
+      const r = handedOut.get(id);
+      if (r) removed.add(r), handedOut.delete(id);
+    }
+    return forget(ids);
+  };
+
+  // Records are in id (call time) order, so expired ones are a prefix: cheap on every call.
+  const expire = (now: number) => {
+    if (!records.length || now - records[0].queuedAt <= bounds.maxAgeMs) return; // the common case: nothing to do
+    const expired: string[] = [];
+    for (const r of records) {
+      if (now - r.queuedAt <= bounds.maxAgeMs) break;
+      expired.push(r.id);
+    }
+    if (expired.length) drop(expired).then(() => events.expired(expired));
+  };
+
+  return {
+    /** Removes every record, this tab's and other tabs', from memory and IndexedDB (consent withdrawn, opt-out). */
+    clear() {
+      for (const r of takeOut(records.map((r) => r.id))) removed.add(r);
+      for (const r of handedOut.values()) removed.add(r);
+      handedOut.clear();
+      return persist((idb) => clear(idb));
+    },
+
+    /** This tab's records, oldest first (a live array: do not mutate). */
+    list: (): readonly QueueRecord[] => records,
+
+    /**
+     * Queues a record and returns a promise that resolves (never rejects) once it is durably stored (one IndexedDB
+     * transaction per burst of calls). A record that would pass a bound is refused: the `queue_full` error is
+     * returned at once, and what was queued is never dropped to make room.
+     */
+    add(record: QueueRecord): Promise<void> | AnalyticsError {
+      expire(record.queuedAt);
+      if (records.length >= bounds.maxCount || bytes + record.bytes > bounds.maxBytes)
+        return analyticsError('queue_full', `the queue is full (${records.length} messages, ${bytes} bytes)`, [record.id]);
+      records.push(record);
+      bytes += record.bytes;
+      pending.push(record);
+      if (pending.length == 1) {
+        writing = writing.then(() => {
+          const batch = pending;
+          pending = [];
+          // Every record not removed meanwhile (one sent or dropped must not come back; one taken out at a page
+          // exit is written: if its hand-off is never confirmed, the next load sends it).
+          return save(batch);
+        });
+      }
+      return writing;
+    },
+
+    /** Resolves when every record added so far is stored. */
+    flushed: () => writing,
+
+    /** Removes delivered or refused records. */
+    remove: (ids: string[]) => (ids.length ? drop(ids) : Promise.resolve()),
+
+    /**
+     * Counts a failed delivery of these records (of those still in this page's memory) and, unless `write` is false,
+     * writes it through, so the tab or page load that adopts them next backs off from there. Returns the most
+     * attempts among them.
+     */
+    failed(ids: string[], write = true): number {
+      const failing = pick(ids);
+      const most = Math.max(0, ...failing.map((r) => ++r.attempts));
+      // Not even an empty transaction when none is left (all handed to the browser at a page exit).
+      if (write && failing.length) save(failing);
+      return most;
+    },
+
+    /**
+     * Takes records out of this page's memory before they are handed to the browser at page exit, so that a second
+     * exit on this page (Firefox fires `visibilitychange` after a `pagehide` it cut off, scripts/exit-closes.mjs) never
+     * sends them again. They stay in IndexedDB: if the hand-off is never confirmed, the next load sends them (at least
+     * once).
+     */
+    takeOut(ids: string[]): QueueRecord[] {
+      const takenOut = takeOut(ids);
+      for (const r of takenOut) handedOut.set(r.id, r);
+      return takenOut;
+    },
+
+    /** Puts back records the browser refused at page exit, in id order. */
+    putBack(back: QueueRecord[]) {
+      for (const r of back) handedOut.delete(r.id);
+      putBack(back);
+    },
+
+    /**
+     * Reads the shared store: first finishes the page-exit hand-offs of earlier pages (`finishHandoffs`, handoff.ts:
+     * deletes what their note names), then drops expired records, and adopts the records whose owner `isOrphan` says
+     * is gone (this tab becomes their owner) once they were seen orphaned `graceMs` ago: the note of a page that just
+     * closed can reach this page late (Firefox: a localStorage write made as a tab closes shows in another page only
+     * some hundreds of ms later, measured by scripts/exit-closes.mjs), and what it names must not be sent again.
+     * Resolves to `left`, the `queuedAt` of the oldest record left to other tabs, and `due`, when an orphan seen but
+     * not yet adopted may be (0 when none): the caller looks again then.
+     */
+    async adopt(isOrphan: (r: QueueRecord) => boolean, graceMs = 0, held: () => boolean = () => true): Promise<{ left: number; due: number }> {
+      await finishHandoffs(forget);
+      const stored = ((await persist((idb) => values<QueueRecord>(idb))) || []).filter((r) => r && r.id && r.message);
+      const now = Date.now();
+      const mine = new Set(records.map((r) => r.id));
+      // Only orphans: this tab's own records live in memory, which is authoritative. One of ours read here may be
+      // one just delivered whose delete has not committed yet; taking it back would send it twice.
+      const others = stored.filter((r) => !mine.has(r.id) && r.owner != owner);
+      const orphans = others.filter(isOrphan);
+      let due = Infinity;
+      const adopted = orphans.filter((r) => {
+        const since = orphanSince.get(r.id) ?? orphanSince.set(r.id, now).get(r.id)!;
+        if (now - since >= graceMs) return orphanSince.delete(r.id);
+        due = Math.min(due, since + graceMs);
+        return false;
+      });
+      const left = others.filter((r) => !orphans.includes(r)).reduce((oldest, r) => Math.min(oldest, r.queuedAt), Infinity);
+      // The page left (and may be restored) since the tabs' lock was granted: another tab may adopt them now.
+      if (adopted.length && held()) {
+        for (const r of adopted) r.owner = owner;
+        putBack(adopted);
+        await save(adopted);
+        expire(now);
+      }
+      return { left: left < Infinity ? left : 0, due: due < Infinity ? due : 0 };
+    },
+
+    /** Keeps this tab's own records only (after a bfcache restore, another tab may have adopted some). */
+    async reconcile(): Promise<void> {
+      await writing;
+      const stored = (await persist((idb) => values<QueueRecord>(idb))) as QueueRecord[] | undefined;
+      if (!stored) return;
+      const mineInStore = new Set(stored.filter((r) => r.owner == owner).map((r) => r.id));
+      takeOut(records.filter((r) => !mineInStore.has(r.id)).map((r) => r.id));
+    },
+  };
+}
+
+const byId = (a: QueueRecord, b: QueueRecord) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/** The queue's interface. */
+export type Queue = ReturnType<typeof createQueue>;

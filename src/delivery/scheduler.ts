@@ -1,0 +1,178 @@
+import type { Queue, QueueRecord } from './queue';
+import type { Tabs } from './tabs';
+import type { AnalyticsError } from '../message/types';
+import type { Transport } from './transport';
+import type { ExitKind } from './lifecycle';
+import { planBatches, body } from './batch';
+import { classify, nextDelay } from './retry';
+import { byteLength } from '../message/validate';
+import { analyticsError } from '../message/errors';
+import { createHandoff } from './handoff';
+
+/** What the scheduler needs from the rest of the library. */
+export interface SchedulerDeps {
+  queue: Queue;
+  tabs: Tabs;
+  transport: Transport;
+  /** `{apiHost}/v1/batch` */
+  url: string;
+  writeKey: string;
+  flushAt: number;
+  flushInterval: number;
+  report(error: AnalyticsError): void;
+  emit(name: 'delivered' | 'retry', ...args: unknown[]): void;
+}
+
+/**
+ * Decides when to send and owns the retry state: a message stored when nothing is in flight and nothing was sent for
+ * `flushInterval` ms goes at once; otherwise a flush starts when `flushAt` messages wait or `flushInterval` ms after
+ * the oldest was queued; it sends everything waiting in as few requests as the 500 KB limit allows, one
+ * request at a time in each tab. Failures back off (honouring Retry-After) with the messages kept in order;
+ * a 4xx splits the batch until the one bad message is found and dropped. At page exit it calls the hand-off
+ * (handoff.ts) with what it has in flight.
+ */
+export function createScheduler(d: SchedulerDeps) {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let due = Infinity;
+  let retryUntil = 0;
+  // When this page last sent a request: a message stored after a quiet spell goes out at once.
+  let lastSent = -Infinity;
+  let chain: Promise<void> = Promise.resolve();
+  // Passes queued or running: a message stored meanwhile joins them rather than starting a request of its own.
+  let passes = 0;
+  // message id → whether its request was sent with keepalive (it survives page exit,
+  // https://fetch.spec.whatwg.org/#concept-fetch-group-terminate, so the exit beacon skips it)
+  const inflight = new Map<string, boolean>();
+  const handoff = createHandoff(d);
+
+  const offline = () => !navigator.onLine;
+  const waiting = () => d.queue.list().filter((r) => !inflight.has(r.id));
+  const arm = (ms: number) => {
+    ms = Math.max(0, ms);
+    const at = Date.now() + ms;
+    if (timer && due <= at) return;
+    clearTimeout(timer);
+    due = at;
+    timer = setTimeout(() => {
+      timer = undefined;
+      due = Infinity;
+      flush(false);
+    }, ms);
+  };
+  // Runs after every call, so it stays O(1): the oldest record decides the interval.
+  const plan = () => {
+    const list = d.queue.list();
+    const count = list.length - inflight.size;
+    if (count <= 0) return;
+    const now = Date.now();
+    if (now < retryUntil) arm(retryUntil - now);
+    // Nothing in flight and nothing sent for an interval: the first message of a quiet spell goes at once (what
+    // arrives meanwhile waits for its answer, or for the interval, and goes in one batch).
+    else if (count >= d.flushAt || (!inflight.size && !passes && now - lastSent >= d.flushInterval)) arm(0);
+    else {
+      // In-flight records are the oldest; the interval runs from the oldest one still waiting.
+      let i = 0;
+      while (i < list.length - 1 && inflight.has(list[i].id)) i++;
+      arm(list[i].queuedAt + d.flushInterval - now);
+    }
+  };
+
+  const send = async (planned: QueueRecord[]): Promise<boolean> => {
+    // A page exit (only hidden) may have handed some of them to the browser since this pass planned its batches.
+    const queued = new Set(d.queue.list());
+    const batch = planned.filter((r) => queued.has(r));
+    if (!batch.length) return true;
+    const messages = batch.map((r) => r.message);
+    const payload = body(messages, new Date());
+    const bytes = byteLength(payload);
+    const ids = batch.map((r) => r.id);
+    const keepalive = d.transport.fits(bytes);
+    ids.forEach((id) => inflight.set(id, keepalive));
+    lastSent = Date.now();
+    let answer = await d.transport.post(d.url, d.writeKey, payload, bytes, keepalive);
+    // Whether a page exit took over this keepalive request, which failed without an answer (see `handoff.tookOver`).
+    let tookOver = false;
+    if (!answer.status && keepalive) {
+      tookOver = await handoff.tookOver(ids);
+      // Otherwise the browser may have refused the request itself (its keepalive budget, shared with beacons,
+      // https://fetch.spec.whatwg.org/#http-network-or-cache-fetch "inflight keepalive bytes"): that is not the
+      // server failing, so it goes again at once, without keepalive.
+      if (!tookOver) {
+        ids.forEach((id) => inflight.set(id, false));
+        answer = await d.transport.post(d.url, d.writeKey, payload, bytes, false);
+      }
+    }
+    ids.forEach((id) => inflight.delete(id));
+    const verdict = classify(answer.status);
+    // An HTTP answer means this page saw the outcome after all: it deals with noted records itself (removal
+    // below, or a retry). A network error keeps the note: the browser may still deliver the request.
+    if (answer.status) handoff.answered(ids, verdict == 'ok');
+    if (verdict == 'ok') {
+      retryUntil = 0;
+      // (the page may go away before the delete commits: the hand-off notes them then)
+      await handoff.removed(ids, d.queue.remove(ids));
+      d.emit('delivered', messages);
+      return true;
+    }
+    if (verdict == 'retry') {
+      // Only a failed delivery counts as an attempt (never a split that isolates a bad message); the queue stores
+      // it, so backoff goes on where it was in the page or tab that sends these records next. That of a request a
+      // page exit took over is counted but not stored: the note names its records (the next load deletes them), and
+      // the page may be going into the back/forward cache, where IndexedDB work gets it evicted (see handoff.ts).
+      const delay = nextDelay(d.queue.failed(ids, !tookOver), answer.retryAfter, Date.now());
+      retryUntil = Date.now() + delay;
+      d.emit('retry', { status: answer.status, delay, messageIds: ids });
+      return false;
+    }
+    // A 4xx blames a message: halves go out at once until the bad one is alone; good ones are delivered meanwhile.
+    if (batch.length > 1) {
+      const half = Math.ceil(batch.length / 2);
+      return (await send(batch.slice(0, half))) && send(batch.slice(half));
+    }
+    await handoff.removed(ids, d.queue.remove(ids));
+    d.report(analyticsError('delivery_rejected', `status ${answer.status}: the API refused message ${ids[0]}; dropped`, ids));
+    return true;
+  };
+
+  const pass = async (force: boolean) => {
+    if (offline()) return; // `online` resumes
+    if (!force && Date.now() < retryUntil) return plan();
+    // Each tab sends its own records, so no lock between tabs is needed (asking for one delays the first event: a
+    // page's first IndexedDB open holds up Web Locks grants in Chromium, e2e/delivery.spec.ts "the first message of
+    // a quiet spell"). Once the page left (it may be restored), the rest waits: another tab may adopt and send them.
+    const alive = d.tabs.alive();
+    for (const batch of planBatches(waiting())) if (!alive() || !(await send(batch))) break;
+    plan();
+  };
+
+  /** Sends everything waiting now (even during a backoff); settles once it was handed to the network. */
+  function flush(force = true): Promise<void> {
+    passes++;
+    // (a pass never rejects; the chain must not break if one did)
+    return (chain = chain
+      .then(() => pass(force))
+      .catch(() => {})
+      .then(() => void passes--));
+  }
+
+  return {
+    flush,
+    /** Called after each queued message. */
+    notify: plan,
+    /**
+     * The page is hidden, or going away: the hand-off (handoff.ts) gives the browser what waits, and what is in flight
+     * as far as it must; offline or in a backoff, everything stays queued.
+     */
+    exit: (how: ExitKind) => handoff.exit(how, inflight, offline() || Date.now() < retryUntil),
+    /** The page is shown again (or restored from the back/forward cache): it may send again. */
+    shown: handoff.shown,
+    /** What was stored was erased (see `handoff.erased`): the requests in flight are noted at no exit. */
+    erased() {
+      inflight.forEach((_, id) => inflight.set(id, false));
+      handoff.erased();
+    },
+  };
+}
+
+/** The scheduler's interface. */
+export type Scheduler = ReturnType<typeof createScheduler>;

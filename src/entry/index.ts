@@ -1,0 +1,16 @@
+import type { BrowserSettings, LoadOptions } from '../message/types';
+import type { Analytics } from '../api/analytics';
+import { loadBrowser } from './npm';
+import { addHelpers } from '../helpers/add-helpers';
+
+/**
+ * The npm entry (CONTRACT section 1): `AnalyticsBrowser.load({ writeKey }, options)` returns the API, usable before
+ * it is ready, with the `ecommerce` and `semantic` helpers (also on an instance `svc-analytics/core` made first).
+ */
+export const AnalyticsBrowser = {
+  load: (settings: BrowserSettings, options?: LoadOptions): Analytics => loadBrowser(settings, options, addHelpers) as Analytics,
+};
+export type { Analytics, CoreAnalytics } from '../api/analytics';
+export type * from '../message/types';
+export type * from '../helpers/ecommerce';
+export type * from '../helpers/semantic';

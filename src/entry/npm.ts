@@ -1,0 +1,39 @@
+import type { BrowserSettings, LoadOptions } from '../message/types';
+import { createAnalytics, type CoreAnalytics, type HelperDeps } from '../api/analytics';
+import type { Plugin } from '../extend/plugins';
+
+// One instance per write key in a page, whatever loads it again: React's StrictMode runs effects twice, and hot
+// module reload evaluates this module again (so the registry lives on the global object, not in this module). Both
+// npm entries (`svc-analytics` and `svc-analytics/core`) share it.
+// The key names the shape of its entries (`Instance`): two builds of the package on one page share it only if they
+// agree on it.
+const INSTANCES = Symbol.for('svc-analytics.instances.2');
+
+interface Instance {
+  api: CoreAnalytics;
+  helperDeps: HelperDeps;
+}
+
+/**
+ * `AnalyticsBrowser.load({ writeKey }, options)` of the npm entries: the API, usable before it is ready. In a browser
+ * a second `load` with the same write key returns the first instance (its options stay those of the first). `extend`
+ * adds to an instance, new or found (the helper namespaces of the `svc-analytics` entry).
+ */
+export function loadBrowser(settings: BrowserSettings, options?: LoadOptions, extend?: (api: CoreAnalytics, deps: HelperDeps) => void): CoreAnalytics {
+  const writeKey = settings && settings.writeKey;
+  const registry: Map<string, Instance> | undefined =
+    typeof window == 'undefined' ? undefined : ((globalThis as any)[INSTANCES] ||= new Map());
+  let instance = registry && typeof writeKey == 'string' ? registry.get(writeKey) : undefined;
+  if (!instance) {
+    // The debug tools are a chunk of their own, imported on `debug(true)` only.
+    const { api, helperDeps } = createAnalytics(() => import('../debug/debug').then((m) => m.createDebugTools()));
+    instance = { api, helperDeps };
+    if (extend) extend(api, helperDeps);
+    // On a server (SSR) `load` does nothing and touches no browser global; calls are refused with `not_loaded`.
+    // Plugins first, as analytics.js: every message, the first page view included, goes through them.
+    if (settings && Array.isArray(settings.plugins)) api.register(...(settings.plugins as Plugin[]));
+    api.load(writeKey, options);
+    if (registry && api.initialized) registry.set(writeKey, instance);
+  } else if (extend) extend(instance.api, instance.helperDeps);
+  return instance.api;
+}

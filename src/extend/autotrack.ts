@@ -1,0 +1,201 @@
+import type { AnalyticsError, CallOptions } from '../message/types';
+import { analyticsError } from '../message/errors';
+
+/**
+ * `trackLink` / `trackForm` (and their analytics.js aliases `trackClick` / `trackSubmit`), CONTRACT section 2.
+ *
+ * analytics.js stops every tracked click and submit, waits up to 300-500 ms for the track call, then navigates with
+ * `location.href` or submits with `form.submit()`. Here a message is in the queue as soon as `track` returns, and the
+ * page-exit hand-off (src/handoff.ts) sends what the queue holds when the page goes away, so the browser's own
+ * navigation and submission go ahead untouched: no delay, no lost `submitter`, no broken `preventDefault` of the
+ * site's own handlers. Only when the message cannot be queued at once (a source middleware or plugin that answers
+ * later, or a call before `load`) is the navigation held until it is, for at most `timeout` ms.
+ */
+
+/** What trackLink/trackForm take: an element, an array, a NodeList, or a jQuery object. */
+export type Elements = Element | ArrayLike<Element> | { toArray(): Element[] } | null | undefined;
+/** A value, or a function of the element that gives it. */
+export type OfElement<T> = T | ((element: Element) => T);
+
+export interface AutotrackDeps {
+  /** Sends a track call; `queued` says whether the message is in the queue already. */
+  track(event: unknown, properties: unknown, options: CallOptions | undefined): { queued: boolean; done: Promise<unknown> };
+  report(error: AnalyticsError): void;
+  /** How long a held navigation waits for its message, in ms. */
+  timeout(): number;
+}
+
+// https://html.spec.whatwg.org/multipage/links.html#following-hyperlinks: `xlink:href` on SVG links
+const XLINK = 'http://www.w3.org/1999/xlink';
+
+// A target that names another browsing context (a new tab, a frame): this page stays where it is.
+// (`getAttribute`: an SVG link's `target` property is an SVGAnimatedString.)
+const elsewhere = (target: string | null | undefined) => !!target && !/^_(self|top|parent)$/i.test(target);
+
+function list(elements: Elements): Element[] {
+  if (!elements) return [];
+  if ((elements as Element).nodeType == 1) return [elements as Element];
+  const jq = elements as { toArray(): Element[] };
+  const all = typeof jq.toArray == 'function' ? jq.toArray() : Array.from(elements as ArrayLike<Element>);
+  return all.filter((e) => e && e.nodeType == 1);
+}
+
+/**
+ * Watches an event's `preventDefault` after ours: whether one of the page's handlers that run later (a router's, a
+ * form library's) cancelled the default too, so a held navigation or submission is not forced through.
+ */
+function watchCancel(e: Event) {
+  let cancelled = false;
+  const own = e.preventDefault;
+  e.preventDefault();
+  try {
+    Object.defineProperty(e, 'preventDefault', { value: () => ((cancelled = true), own.call(e)), configurable: true });
+  } catch {
+    // a frozen event: the held action goes ahead, as analytics.js does
+  }
+  return () => cancelled;
+}
+
+export function createAutotrack({ track, report, timeout }: AutotrackDeps) {
+  // The element's event name and properties (analytics.js lets both be functions of the element), then track.
+  const send = (el: Element, event: OfElement<unknown>, properties: OfElement<unknown>, options?: CallOptions) => {
+    try {
+      const name = typeof event == 'function' ? event(el) : event;
+      const props = typeof properties == 'function' ? properties(el) : properties;
+      return track(name, props, options);
+    } catch (e) {
+      report(analyticsError('callback_error', `trackLink/trackForm: a function of the page threw: ${(e as Error)?.message || e}`));
+    }
+  };
+  // Runs `then` once the message is queued, or after `timeout` ms.
+  const after = (done: Promise<unknown>, then: () => void) => {
+    let ran = false;
+    const go = () => {
+      if (ran) return;
+      ran = true;
+      try {
+        then();
+      } catch {
+        // the navigation or submission itself failed: the page's business
+      }
+    };
+    setTimeout(go, timeout());
+    done.then(go, go);
+  };
+
+  function trackLink(elements: Elements, event: OfElement<unknown>, properties?: OfElement<unknown>, options?: CallOptions) {
+    for (const el of list(elements))
+      el.addEventListener('click', (e) => {
+        const sent = send(el, event, properties, options);
+        const m = e as MouseEvent;
+        const href =
+          el.getAttribute('href') ||
+          el.getAttributeNS(XLINK, 'href') ||
+          el.getAttribute('xlink:href') ||
+          el.getElementsByTagName('a')[0]?.getAttribute('href');
+        // A new tab, window or frame (a target, ctrl/shift/meta, middle button) leaves this page where it is.
+        if (!sent || sent.queued || !href || e.defaultPrevented) return;
+        if (elsewhere(el.getAttribute('target')) || m.ctrlKey || m.shiftKey || m.metaKey || m.button == 1) return;
+        let url: string;
+        try {
+          url = new URL(href, document.baseURI).href;
+        } catch {
+          return; // an href the URL parser refuses: the browser's own click does what it does with it
+        }
+        const cancelled = watchCancel(e);
+        after(sent.done, () => cancelled() || location.assign(url));
+      });
+  }
+
+  function trackForm(elements: Elements, event: OfElement<unknown>, properties?: OfElement<unknown>, options?: CallOptions) {
+    for (const el of list(elements)) {
+      const form = el as HTMLFormElement;
+      // The submit event this form tracked last, until a script submission follows it, and its message while a
+      // middleware or plugin still has it.
+      let tracked: Event | undefined;
+      let pending: Promise<unknown> | undefined;
+      // Set by a script submission this task (the page's own submit handler may submit by script before ours runs).
+      let scripted = false;
+      // In the capture phase: before the page's own handlers on the form.
+      el.addEventListener(
+        'submit',
+        (e) => {
+          tracked = e;
+          if (scripted) return; // that script submission was this one, and tracked
+          const sent = send(el, event, properties, options);
+          pending = sent && !sent.queued ? sent.done : undefined;
+          if (!pending || e.defaultPrevented || el.tagName != 'FORM') return;
+          const submitter = (e as SubmitEvent).submitter as HTMLButtonElement | null;
+          if (elsewhere((submitter && submitter.getAttribute('formtarget')) || form.getAttribute('target'))) return;
+          const cancelled = watchCancel(e);
+          after(pending, () => !cancelled() && submitAs(form, submitter));
+        },
+        true,
+      );
+      // form.submit() fires no submit event (https://html.spec.whatwg.org/multipage/form-control-infrastructure.html#dom-form-submit):
+      // a script submission is tracked here, unless it carries out a submit event tracked above that a handler held.
+      const submit = form.submit;
+      if (typeof submit == 'function')
+        try {
+          Object.defineProperty(form, 'submit', {
+            configurable: true,
+            writable: true,
+            value(this: HTMLFormElement) {
+              const held = tracked && tracked.defaultPrevented;
+              tracked = undefined;
+              // (a submit event of this task, dispatched after this, is this submission)
+              scripted = true;
+              setTimeout(() => (scripted = false));
+              const sent = held ? undefined : send(el, event, properties, options);
+              // (the held submit's message, or this one, may still be with a middleware: it goes first)
+              const wait = held ? pending : sent && !sent.queued ? sent.done : undefined;
+              if (!wait) return submit.call(this);
+              after(wait, () => submit.call(this));
+            },
+          });
+        } catch {
+          // a form that cannot take the property: its script submissions go untracked
+        }
+    }
+  }
+
+  return { trackLink, trackForm };
+}
+
+// The submitter's overrides of the form's own attributes (https://html.spec.whatwg.org/multipage/form-control-infrastructure.html#form-submission-attributes).
+const OVERRIDES = [
+  ['formaction', 'action'],
+  ['formmethod', 'method'],
+  ['formenctype', 'enctype'],
+  ['formtarget', 'target'],
+];
+
+/**
+ * Submits a held form as its submitter would have: `form.submit()` sends no submitter and ignores its `formaction`,
+ * `formmethod`, `formenctype` and `formtarget`, so these are set on the form for the submission, and the submitter's
+ * name and value go in as a field; all are undone once the form data is built (synchronously, by `submit`).
+ */
+function submitAs(form: HTMLFormElement, submitter: HTMLButtonElement | null) {
+  const undo: (() => void)[] = [];
+  if (submitter) {
+    for (const [from, to] of OVERRIDES)
+      if (submitter.hasAttribute(from)) {
+        const before = form.getAttribute(to);
+        form.setAttribute(to, submitter.getAttribute(from)!);
+        undo.push(() => (before == null ? form.removeAttribute(to) : form.setAttribute(to, before)));
+      }
+    if (submitter.name) {
+      const field = document.createElement('input');
+      field.type = 'hidden';
+      field.name = submitter.name;
+      field.value = submitter.value;
+      form.appendChild(field);
+      undo.push(() => field.remove());
+    }
+  }
+  try {
+    HTMLFormElement.prototype.submit.call(form);
+  } finally {
+    undo.forEach((f) => f());
+  }
+}

@@ -1,0 +1,48 @@
+import type { RecordedPage } from '../api/analytics';
+
+/**
+ * `trackPageViews`: a page view at load and one for every same-document URL change (history.pushState,
+ * replaceState that changes the URL, back/forward, hash change), with the previous URL as the referrer. The check
+ * waits a frame so the route has rendered its title, and a router firing several of these for one navigation
+ * sends one page view. Returns a function that stops it.
+ */
+export function trackPageViews(send: (page: RecordedPage) => void): () => void {
+  let last = location.href;
+  let pending = false;
+  send([last, document.title, document.referrer]);
+  const check = () => {
+    pending = false;
+    const url = location.href;
+    if (url == last) return;
+    send([url, document.title, last]);
+    last = url;
+  };
+  const soon = () => {
+    if (pending) return;
+    pending = true;
+    // Read after the next frame (a task queued from inside it), so a router that renders its title in that
+    // frame has done so; a hidden tab gets no frames, so a timer backs it up.
+    let done = false;
+    const once = () => (done ? 0 : ((done = true), check()));
+    requestAnimationFrame(() => setTimeout(once));
+    setTimeout(once, 100);
+  };
+  const h = history;
+  const wrap = (name: 'pushState' | 'replaceState') => {
+    const orig = h[name];
+    h[name] = function (this: History, ...args: Parameters<History['pushState']>) {
+      const r = orig.apply(this, args);
+      soon();
+      return r;
+    };
+    return () => (h[name] = orig);
+  };
+  const undo = [wrap('pushState'), wrap('replaceState')];
+  addEventListener('popstate', soon);
+  addEventListener('hashchange', soon);
+  return () => {
+    undo.forEach((u) => u());
+    removeEventListener('popstate', soon);
+    removeEventListener('hashchange', soon);
+  };
+}

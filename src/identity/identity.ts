@@ -1,0 +1,251 @@
+import type { IdentityStorage, JSONObject } from '../message/types';
+import { stringify } from '../message/validate';
+
+// Taken when the bundle runs: a page that replaces JSON later cannot change what we read back.
+const parse = JSON.parse;
+
+/** Where each piece of identity persists: cookie and localStorage names. */
+export const KEYS = {
+  anonymousId: 'svc_anonymous_id',
+  userId: 'svc_user_id',
+  traits: 'svc_user_traits',
+  groupId: 'svc_group_id',
+  groupTraits: 'svc_group_properties',
+  optOut: 'svc_opt_out',
+};
+// analytics.js names, adopted on first load so a site switching to us keeps its visitors.
+const AJS = {
+  anonymousId: 'ajs_anonymous_id',
+  userId: 'ajs_user_id',
+  traits: 'ajs_user_traits',
+  groupId: 'ajs_group_id',
+  groupTraits: 'ajs_group_properties',
+  optOut: 'ajs_opt_out',
+};
+// What `forget` removes.
+const IDENTITY: Key[] = ['anonymousId', 'userId', 'traits', 'groupId', 'groupTraits'];
+// Objects live in localStorage only (a cookie is too small for them, and goes with every request).
+const OBJECT_KEYS: Key[] = ['traits', 'groupTraits'];
+
+type Key = keyof typeof KEYS;
+
+/**
+ * A random UUID v4: `crypto.randomUUID` (https pages only), else `getRandomValues`, else `Math.random` where a page
+ * or a privacy setting made crypto throw.
+ */
+export function uuid(): string {
+  try {
+    return crypto.randomUUID();
+  } catch {
+    return '10000000-1000-4000-8000-100000000000'.replace(/[018]/g, (c) => (+c ^ (random() & (15 >> (+c / 4)))).toString(16));
+  }
+}
+
+function random(): number {
+  try {
+    return crypto.getRandomValues(new Uint8Array(1))[0];
+  } catch {
+    return (Math.random() * 256) | 0;
+  }
+}
+
+/** Reads a stored value that may be raw, URI-encoded, or JSON-encoded (analytics.js writes `"%22id%22"`). */
+export function decode(raw: string | null | undefined): any {
+  if (raw == null || raw === '') return undefined;
+  let s = raw;
+  try {
+    s = decodeURIComponent(raw);
+  } catch {
+    // not URI-encoded
+  }
+  try {
+    return parse(s);
+  } catch {
+    return s;
+  }
+}
+
+/** The value of cookie `name` in a `document.cookie` string. */
+export function readCookie(cookies: string, name: string): string | undefined {
+  for (const part of cookies.split(/;\s*/)) {
+    const i = part.indexOf('=');
+    if (part.slice(0, i) == name) return part.slice(i + 1);
+  }
+  return undefined;
+}
+
+/** Candidate cookie domains for a host, widest first (`a.b.example.co.uk` → `co.uk`, `example.co.uk`, ...); none for IPs and single labels. */
+export function domainCandidates(host: string): string[] {
+  if (/^[\d.]+$|:/.test(host) || host.indexOf('.') < 0) return [];
+  const labels = host.split('.');
+  const out: string[] = [];
+  for (let i = labels.length - 2; i >= 0; i--) out.push(labels.slice(i).join('.'));
+  return out;
+}
+
+/** Options of the identity store. */
+export interface IdentityOptions {
+  storage?: IdentityStorage;
+  cookie?: { domain?: string; maxage?: number };
+  /** False: read what is stored, write nothing (not even a probe) until `persist()` (consent pending). @default true */
+  persist?: boolean;
+}
+
+/**
+ * The visitor's identity: anonymous id, user id and traits, kept in memory and persisted to a first-party
+ * cookie (top registrable domain, SameSite=Lax, Secure on https) mirrored to localStorage, read from whichever survives.
+ */
+export function createIdentity({ storage = 'cookie', cookie = {}, persist = true }: IdentityOptions = {}) {
+  // Created at load, in a browser only.
+  const useCookie = storage == 'cookie';
+  const memory = storage == 'memory';
+  // localStorage for writing (probed), once writing is allowed
+  let ls: Storage | undefined;
+  let writable = false;
+  let domain = cookie.domain;
+
+  const writeCookie = (name: string, value: string | undefined, d = domain) => {
+    const secure = location.protocol == 'https:' ? '; Secure' : '';
+    const age = value === undefined ? 0 : Math.round((cookie.maxage ?? 365) * 86400);
+    document.cookie = `${name}=${encodeURIComponent(value ?? '')}; path=/; max-age=${age}; SameSite=Lax${secure}${d ? '; domain=' + d : ''}`;
+  };
+  // Each store is tried on its own: one the browser blocks (it throws) must not stop the other.
+  const attempt = <T>(fn: () => T): T | undefined => {
+    try {
+      return fn();
+    } catch {
+      return undefined; // blocked or full: the value lives in the other store, or in memory for this page
+    }
+  };
+  // The widest domain that accepts a cookie is the registrable one: subdomains then share the identity. (Probing
+  // writes a cookie: only once writing is allowed.)
+  const open = () => {
+    if (ls || memory) return;
+    ls = safeLocalStorage();
+    if (useCookie && domain === undefined)
+      domain = attempt(() =>
+        domainCandidates(location.hostname).find((d) => {
+          writeCookie('svc_probe', '1', d);
+          const ok = readCookie(document.cookie, 'svc_probe') == '1';
+          if (ok) writeCookie('svc_probe', undefined, d);
+          return ok;
+        }),
+      );
+  };
+  // Reading writes nothing.
+  const read = (names: typeof KEYS, key: Key): any => {
+    if (memory) return undefined;
+    const v = useCookie && !OBJECT_KEYS.includes(key) ? attempt(() => decode(readCookie(document.cookie, names[key]))) : undefined;
+    return v !== undefined ? v : attempt(() => decode(localStorage.getItem(names[key])));
+  };
+  const store = (key: Key, value: any) => {
+    // Always JSON (the analytics.js form), so an id such as "42" or "1e3" reads back as the same string.
+    const s = value == null ? undefined : stringify(value);
+    if (useCookie && !OBJECT_KEYS.includes(key)) attempt(() => writeCookie(KEYS[key], s));
+    if (ls) attempt(() => (s === undefined ? ls!.removeItem(KEYS[key]) : ls!.setItem(KEYS[key], s)));
+  };
+  const write = (key: Key, value: any) => writable && store(key, value);
+  // Removes a stored value wherever it may be, without probing: every candidate domain, and localStorage.
+  const erase = (key: Key) => {
+    if (memory) return;
+    for (const d of [undefined, domain, ...domainCandidates(location.hostname)]) attempt(() => writeCookie(KEYS[key], undefined, d));
+    attempt(() => localStorage.removeItem(KEYS[key]));
+  };
+
+  const state = {
+    anonymousId: '',
+    userId: null as string | null,
+    traits: {} as JSONObject,
+    groupId: null as string | null,
+    groupTraits: {} as JSONObject,
+  };
+  const id = (v: unknown) => (v == null || v === '' ? null : String(v));
+  const object = (v: unknown) => (v && typeof v == 'object' && !Array.isArray(v) ? v : {});
+  const load = () => {
+    const first = read(KEYS, 'anonymousId') === undefined;
+    const src = first ? AJS : KEYS;
+    const aid = read(src, 'anonymousId');
+    state.anonymousId = typeof aid == 'string' && aid ? aid : state.anonymousId || uuid();
+    state.userId = id(read(src, 'userId'));
+    state.traits = object(read(src, 'traits'));
+    state.groupId = id(read(src, 'groupId'));
+    state.groupTraits = object(read(src, 'groupTraits'));
+    writeAll();
+  };
+  // Written back on every load, so a store that lost the values (a wiped cookie) holds them again; and, when writing
+  // starts (consent granted), what this page holds in memory.
+  const writeAll = () => IDENTITY.forEach((k) => write(k, state[k as keyof typeof state]));
+  const enable = () => {
+    open();
+    writable = true;
+    writeAll();
+  };
+  load();
+  if (persist) enable();
+
+  return {
+    anonymousId: () => state.anonymousId,
+    userId: () => state.userId,
+    traits: () => state.traits,
+    /** Re-reads storage (another tab may have identified or reset the visitor); nothing to re-read while not persisting. */
+    reload: () => writable && load(),
+    /** Re-reads storage whether or not this page persists (a discarded identify must not outlive a denial). */
+    restore: () => load(),
+    /** Starts persisting (consent granted): what is in memory now is written, and kept written. */
+    persist: () => writable || enable(),
+    /** Removes the stored identity and stops persisting (consent withdrawn, opt-out); memory keeps it for this page. */
+    forget() {
+      writable = false;
+      IDENTITY.forEach(erase);
+    },
+    /** The visitor's stored opt-out choice: true (out), false (opted in again), undefined (none). */
+    optedOut: (): boolean | undefined => {
+      const v = read(KEYS, 'optOut');
+      return v === undefined ? v : v === true || v === 1 || v === '1' || v === 'true';
+    },
+    /** Persists the visitor's choice (the one thing written whatever the consent: it is what they asked for). */
+    setOptOut(out: boolean) {
+      open();
+      store('optOut', out);
+    },
+    /** Stores the user id (if given) and the traits (as the identify message carries them: src/message.ts). */
+    identify(userId: string | undefined, traits: JSONObject) {
+      if (userId) state.userId = userId;
+      state.traits = traits;
+      write('userId', state.userId);
+      write('traits', traits);
+    },
+    setAnonymousId(id: string) {
+      write('anonymousId', (state.anonymousId = id));
+    },
+    groupId: () => state.groupId,
+    groupTraits: () => state.groupTraits,
+    /** Stores the group of a group call: its traits merge over the stored ones of the same group, as analytics.js. */
+    group(groupId: string, traits: JSONObject) {
+      state.groupTraits = groupId == state.groupId ? { ...state.groupTraits, ...traits } : traits;
+      write('groupId', (state.groupId = groupId));
+      write('groupTraits', state.groupTraits);
+    },
+    /** Forgets the user id, traits and group, and starts a new anonymous id. */
+    reset() {
+      state.userId = state.groupId = null;
+      state.traits = state.groupTraits = {};
+      for (const k of ['userId', 'traits', 'groupId', 'groupTraits'] as Key[]) write(k, null);
+      write('anonymousId', (state.anonymousId = uuid()));
+    },
+  };
+}
+
+/** The identity store's interface. */
+export type Identity = ReturnType<typeof createIdentity>;
+
+function safeLocalStorage(): Storage | undefined {
+  try {
+    const s = localStorage;
+    s.setItem('svc_probe', '1');
+    s.removeItem('svc_probe');
+    return s;
+  } catch {
+    return undefined;
+  }
+}

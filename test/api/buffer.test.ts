@@ -1,0 +1,327 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { BUFFER_GRACE_MS, DONE_KEPT_MS, planBuffer, readBuffer, takeOverBuffer, type BufferedCall } from '../../src/api/buffer';
+
+// vitest.config.mjs defines __BUFFER_KEY__ for src/ as this.
+const KEY = 'svc_buffer';
+const NOW = Date.UTC(2026, 0, 1);
+const OWN = 0.111; // this page's id (the stub's Math.random())
+const P1 = 0.222; // other pages
+const P2 = 0.333;
+
+// A recorded call: [method, args, page, time, page id, seq, claimedAt?, done?]
+function call(method: string, time: number, pid: number, seq: number, claimedAt?: number, done?: 1): BufferedCall {
+  const c: unknown[] = [method, [method + '-' + seq], ['https://site.test/' + pid, 'Title', ''], time, pid, seq];
+  if (claimedAt !== undefined || done) c.push(claimedAt);
+  if (done) c.push(done);
+  return c as BufferedCall;
+}
+const names = (calls: BufferedCall[]) => calls.map((c) => `${c[4]}:${c[5]}`);
+const stored = () => JSON.parse(localStorage.getItem(KEY) || '[]') as BufferedCall[];
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('planBuffer', () => {
+  it("replays this page's recorded calls in order, all but load", () => {
+    const recorded = [call('load', NOW, OWN, 0), call('ready', NOW, OWN, 1), call('track', NOW, OWN, 2), call('on', NOW, OWN, 3), call('identify', NOW, OWN, 4)];
+    const plan = planBuffer(recorded.slice(), recorded, OWN, NOW);
+    expect(names(plan.take)).toEqual([`${OWN}:1`, `${OWN}:2`, `${OWN}:3`, `${OWN}:4`]);
+    expect(plan.next).toBeUndefined();
+  });
+
+  it('replays own calls the stub could not write to the buffer', () => {
+    const recorded = [call('track', NOW, OWN, 0), call('track', NOW, OWN, 1)];
+    expect(names(planBuffer([], recorded, OWN, NOW).take)).toEqual([`${OWN}:0`, `${OWN}:1`]);
+  });
+
+  it('does not replay own calls the buffer shows claimed or done by another page', () => {
+    const recorded = [call('track', NOW - 9000, OWN, 0), call('track', NOW - 9000, OWN, 1), call('track', NOW - 9000, OWN, 2)];
+    const buffer = [call('track', NOW - 9000, OWN, 0, NOW - 1000), call('track', NOW - 9000, OWN, 1, NOW - 2000, 1), call('track', NOW - 9000, OWN, 2)];
+    expect(names(planBuffer(buffer, recorded, OWN, NOW).take)).toEqual([`${OWN}:2`]);
+  });
+
+  it("takes back this page's own calls that another page claimed and did not finish with within the grace", () => {
+    const recorded = [call('track', NOW - 60000, OWN, 0), call('track', NOW - 60000, OWN, 1), call('track', NOW - 60000, OWN, 2)];
+    const buffer = [
+      call('track', NOW - 60000, OWN, 0, NOW - BUFFER_GRACE_MS), // claimed by a page that died before it was done
+      call('track', NOW - 60000, OWN, 1, NOW - 1000), // claimed just now: that page is at work
+      call('track', NOW - 60000, OWN, 2, NOW - 60000, 1), // done
+    ];
+    const plan = planBuffer(buffer, recorded, OWN, NOW);
+    expect(names(plan.take)).toEqual([`${OWN}:0`]);
+    expect(plan.next).toBe(NOW - 1000 + BUFFER_GRACE_MS);
+    expect(plan.buffer).toEqual([[...buffer[0].slice(0, 6), NOW], buffer[1], buffer[2]]);
+  });
+
+  it("takes another page's calls only once that page gave no news for BUFFER_GRACE_MS", () => {
+    expect(BUFFER_GRACE_MS).toBe(5000);
+    const buffer = [call('track', NOW, P1, 0), call('ready', NOW + 3000, P1, 1)]; // its latest news: NOW + 3000
+    const due = NOW + 3000 + BUFFER_GRACE_MS;
+    const early = planBuffer(buffer, [], OWN, due - 1);
+    expect(early.take).toEqual([]);
+    expect(early.next).toBe(due);
+    expect(early.buffer).toEqual(buffer);
+    const plan = planBuffer(buffer, [], OWN, due);
+    expect(names(plan.take)).toEqual([`${P1}:0`]);
+    expect(plan.next).toBeUndefined();
+  });
+
+  it('takes only the message and identity calls of another page', () => {
+    const methods = ['load', 'ready', 'on', 'off', 'debug', 'flush', 'user', 'identify', 'track', 'page', 'screen', 'group', 'alias', 'reset', 'setAnonymousId', 'ecommerce.orderCompleted', 'semantic.userDeleted'];
+    const buffer = methods.map((m, i) => call(m, NOW - 60000, P1, i));
+    expect(planBuffer(buffer, [], OWN, NOW).take.map((c) => c[0])).toEqual(methods.slice(7));
+  });
+
+  it('re-takes a call claimed by a page that did not finish with it within the grace, never one marked done', () => {
+    const buffer = [
+      call('track', NOW - 60000, P1, 0, NOW - BUFFER_GRACE_MS), // claimed, not done, grace over
+      call('track', NOW - 60000, P1, 1, NOW - 1000), // claimed just now: its page is at work
+      call('track', NOW - 60000, P1, 2, NOW - 60000, 1), // done
+    ];
+    const plan = planBuffer(buffer, [], OWN, NOW);
+    expect(names(plan.take)).toEqual([`${P1}:0`]);
+    expect(plan.next).toBe(NOW - 1000 + BUFFER_GRACE_MS);
+  });
+
+  it("replays other pages' calls first, in call-time order across pages, then this page's", () => {
+    const buffer = [call('track', NOW - 30000, P2, 0), call('track', NOW - 50000, P1, 0), call('track', NOW - 20000, P2, 1), call('track', NOW - 40000, P1, 1)];
+    const recorded = [call('track', NOW, OWN, 0), call('page', NOW, OWN, 1)];
+    const plan = planBuffer(buffer, recorded, OWN, NOW);
+    expect(names(plan.take)).toEqual([`${P1}:0`, `${P1}:1`, `${P2}:0`, `${P2}:1`, `${OWN}:0`, `${OWN}:1`]);
+  });
+
+  it('looks again at the earliest time a waiting page becomes due', () => {
+    const buffer = [call('track', NOW - 1000, P1, 0), call('track', NOW - 3000, P2, 0), call('track', NOW - 2000, P2, 1)];
+    expect(planBuffer(buffer, [], OWN, NOW).next).toBe(NOW - 2000 + BUFFER_GRACE_MS);
+  });
+
+  it('claims the calls it takes at now, leaving the others and its input as they were', () => {
+    const buffer = [call('track', NOW - 60000, P1, 0), call('track', NOW - 1000, P2, 0), call('track', NOW - 9000, OWN, 0)];
+    const before = JSON.stringify(buffer);
+    const plan = planBuffer(buffer, [call('track', NOW - 9000, OWN, 0)], OWN, NOW);
+    expect(plan.buffer.map((c) => c[6])).toEqual([NOW, undefined, NOW]);
+    expect(plan.buffer[1]).toBe(buffer[1]);
+    expect(plan.buffer[0].slice(0, 6)).toEqual(buffer[0].slice(0, 6));
+    expect(JSON.stringify(buffer)).toBe(before);
+  });
+
+  it('counts every buffered call as another page\'s when this page has no id', () => {
+    const buffer = [call('track', NOW - 60000, P1, 0), call('track', NOW - 60000, OWN, 0)];
+    expect(names(planBuffer(buffer, [], undefined, NOW).take)).toEqual([`${P1}:0`, `${OWN}:0`]);
+  });
+});
+
+describe('readBuffer', () => {
+  beforeEach(() => localStorage.clear());
+
+  it('keeps only entries shaped like recorded calls', () => {
+    const good = call('track', NOW, P1, 0);
+    localStorage.setItem(KEY, JSON.stringify([good, 'x', null, ['track'], ['track', [], 'page', NOW, P1, 1], ['track', [], [], 'time', P1, 2], ['track', [], [], NOW, null, 3]]));
+    expect(readBuffer()).toEqual([good]);
+  });
+
+  it('is empty when the buffer is absent, not JSON, not a list, or storage throws', () => {
+    expect(readBuffer()).toEqual([]);
+    localStorage.setItem(KEY, '{not json');
+    expect(readBuffer()).toEqual([]);
+    localStorage.setItem(KEY, '{"a":1}');
+    expect(readBuffer()).toEqual([]);
+    const getItem = vi.spyOn(localStorage, 'getItem').mockImplementation(() => {
+      throw new DOMException('blocked', 'SecurityError');
+    });
+    try {
+      expect(readBuffer()).toEqual([]);
+    } finally {
+      getItem.mockRestore(); // restoreAllMocks does not restore a spy on happy-dom's localStorage
+    }
+  });
+});
+
+describe('takeOverBuffer', () => {
+  beforeEach(() => {
+    localStorage.clear();
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    vi.setSystemTime(NOW);
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+    localStorage.clear();
+  });
+
+  // Lets the replays' promise chains and the final buffer write run (setImmediate is not faked).
+  const settle = () => new Promise<void>((r) => setImmediate(r));
+
+  it("replays this page's calls and then removes them from the buffer", async () => {
+    const recorded = [call('load', NOW, OWN, 0), call('track', NOW, OWN, 1), call('identify', NOW, OWN, 2)];
+    const other = call('track', NOW - 1000, P1, 0); // its page may still be loading its bundle
+    localStorage.setItem(KEY, JSON.stringify([...recorded, other]));
+    const replay = vi.fn((_c: BufferedCall) => Promise.resolve());
+    takeOverBuffer(recorded, OWN, replay);
+    expect(replay.mock.calls.map((c) => c[0][0])).toEqual(['track', 'identify']);
+    await settle();
+    expect(stored()).toEqual([other]);
+  });
+
+  it('claims the calls it takes before it replays them', () => {
+    const other = call('track', NOW - 60000, P1, 0);
+    localStorage.setItem(KEY, JSON.stringify([other]));
+    let seen: BufferedCall[] | undefined;
+    takeOverBuffer([], OWN, () => void (seen = stored()));
+    expect(seen).toEqual([[...other, NOW]]);
+  });
+
+  it("marks another page's calls done once they are queued, so that its late bundle skips them", async () => {
+    const late = [call('ready', NOW - 60000, P1, 0), call('track', NOW - 60000, P1, 1), call('page', NOW - 59000, P1, 2)];
+    localStorage.setItem(KEY, JSON.stringify(late));
+    const queued: (() => void)[] = [];
+    const replay = vi.fn(() => new Promise<void>((r) => queued.push(r)));
+    takeOverBuffer([], OWN, replay);
+    expect(replay).toHaveBeenCalledTimes(2);
+    queued[0]();
+    await settle();
+    expect(stored().every((c) => !c[7])).toBe(true); // not done before all are queued
+    queued[1]();
+    await settle();
+    // done and kept for the late bundle; its calls that are not replayed are dropped
+    expect(stored()).toEqual([
+      [...late[1], NOW, 1],
+      [...late[2], NOW, 1],
+    ]);
+
+    // That page's bundle arrives: it sends nothing twice (its ready() callback is its own to run), and clears its
+    // calls from the buffer.
+    const lateReplay = vi.fn();
+    takeOverBuffer(late, P1, lateReplay);
+    expect(lateReplay.mock.calls.map((c) => c[0][0])).toEqual(['ready']);
+    await settle();
+    expect(stored()).toEqual([]);
+    expect(localStorage.getItem(KEY)).toBeNull();
+  });
+
+  it('marks the calls done even when their replay fails', async () => {
+    localStorage.setItem(KEY, JSON.stringify([call('track', NOW - 60000, P1, 0), call('track', NOW - 60000, P1, 1)]));
+    takeOverBuffer([], OWN, (c) => (c[5] == 0 ? Promise.reject(new Error('invalid')) : Promise.resolve()));
+    await settle();
+    expect(stored().map((c) => c[7])).toEqual([1, 1]);
+  });
+
+  it('forgets done marks older than DONE_KEPT_MS', async () => {
+    const old = call('track', NOW - DONE_KEPT_MS - 60000, P2, 0, NOW - DONE_KEPT_MS, 1);
+    const recent = call('track', NOW - 60000, P2, 1, NOW - 1000, 1);
+    localStorage.setItem(KEY, JSON.stringify([old, recent, call('track', NOW - 60000, P1, 0)]));
+    takeOverBuffer([], OWN, () => Promise.resolve());
+    await settle();
+    expect(stored().map((c) => `${c[4]}:${c[5]}`)).toEqual([`${P2}:1`, `${P1}:0`]);
+  });
+
+  it("takes another page's calls when they come due, without being called again", async () => {
+    const other = call('track', NOW - 1000, P1, 0);
+    localStorage.setItem(KEY, JSON.stringify([other]));
+    const replay = vi.fn((_c: BufferedCall) => Promise.resolve());
+    takeOverBuffer([call('track', NOW, OWN, 0)], OWN, replay);
+    expect(replay).toHaveBeenCalledTimes(1);
+    await vi.advanceTimersByTimeAsync(BUFFER_GRACE_MS - 1000 - 1);
+    expect(replay).toHaveBeenCalledTimes(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(replay).toHaveBeenCalledTimes(2);
+    expect(replay.mock.calls[1][0].slice(0, 6)).toEqual(other);
+    await settle();
+    expect(stored()).toEqual([[...other, NOW + BUFFER_GRACE_MS - 1000, 1]]);
+  });
+
+  it('marks a taken call done at index 7, its claim time at 6, even when its claim was lost from the buffer meanwhile', async () => {
+    const other = call('track', NOW - 60000, P1, 0);
+    localStorage.setItem(KEY, JSON.stringify([other]));
+    let queued!: () => void;
+    takeOverBuffer([], OWN, () => new Promise<void>((r) => (queued = r)));
+    expect(stored()).toEqual([[...other, NOW]]);
+    // Another page writes the buffer as it read it before our claim: the entry is unclaimed again (6 items).
+    localStorage.setItem(KEY, JSON.stringify([other]));
+    queued();
+    await settle();
+    expect(stored()).toEqual([[...other, NOW, 1]]);
+    // A later page, well after the grace, sends nothing again.
+    vi.setSystemTime(NOW + 60000);
+    const later = vi.fn(() => Promise.resolve());
+    takeOverBuffer([], P2, later);
+    await settle();
+    expect(later).not.toHaveBeenCalled();
+  });
+
+  it('keeps its own call claimed by a page at work, drops its own calls taken or done, and takes the claimed one by its timer once the claim is stale', async () => {
+    const claimed = call('track', NOW - 1000, OWN, 0, NOW - 1000); // another page's bundle claimed it a moment ago
+    const free = call('page', NOW - 1000, OWN, 1);
+    const doneElsewhere = call('identify', NOW - 1000, OWN, 2, NOW - 2000, 1);
+    localStorage.setItem(KEY, JSON.stringify([claimed, free, doneElsewhere]));
+    const recorded = [call('track', NOW - 1000, OWN, 0), call('page', NOW - 1000, OWN, 1), call('identify', NOW - 1000, OWN, 2)];
+    const replay = vi.fn((_c: BufferedCall) => Promise.resolve());
+    takeOverBuffer(recorded, OWN, replay);
+    expect(names(replay.mock.calls.map((c) => c[0]))).toEqual([`${OWN}:1`]);
+    await settle();
+    expect(stored()).toEqual([claimed]);
+    // That page never marks it done: once its claim is BUFFER_GRACE_MS old, this page takes it back.
+    await vi.advanceTimersByTimeAsync(BUFFER_GRACE_MS - 1000 - 1);
+    expect(replay).toHaveBeenCalledTimes(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(names(replay.mock.calls.map((c) => c[0]))).toEqual([`${OWN}:1`, `${OWN}:0`]);
+    expect(replay.mock.calls[1][0].slice(0, 6)).toEqual(claimed.slice(0, 6));
+    await settle();
+    expect(stored()).toEqual([]);
+  });
+
+  it('leaves its own call claimed by a page at work to a later page, which takes it once the claim is stale', async () => {
+    const claimed = call('track', NOW - 1000, OWN, 0, NOW - 1000);
+    const free = call('page', NOW - 1000, OWN, 1);
+    localStorage.setItem(KEY, JSON.stringify([claimed, free]));
+    const replay = vi.fn((_c: BufferedCall) => Promise.resolve());
+    takeOverBuffer([call('track', NOW - 1000, OWN, 0), call('page', NOW - 1000, OWN, 1)], OWN, replay);
+    await settle();
+    expect(names(replay.mock.calls.map((c) => c[0]))).toEqual([`${OWN}:1`]);
+    expect(stored()).toEqual([claimed]);
+    // This page goes away before its own look again; the claiming page never finishes.
+    vi.clearAllTimers();
+    const at = NOW - 1000 + BUFFER_GRACE_MS;
+    vi.setSystemTime(at);
+    const later = vi.fn((_c: BufferedCall) => Promise.resolve());
+    takeOverBuffer([], P2, later);
+    expect(later.mock.calls.map((c) => c[0].slice(0, 6))).toEqual([claimed.slice(0, 6)]);
+    await settle();
+    expect(stored()).toEqual([[...claimed.slice(0, 6), at, 1]]);
+  });
+
+  it('replays its own calls where localStorage throws', async () => {
+    const blocked = () => {
+      throw new DOMException('blocked', 'SecurityError');
+    };
+    // restoreAllMocks does not restore a spy on happy-dom's localStorage: these are restored here
+    const spies = [vi.spyOn(localStorage, 'getItem').mockImplementation(blocked), vi.spyOn(localStorage, 'setItem').mockImplementation(blocked)];
+    const replay = vi.fn();
+    try {
+      expect(() => takeOverBuffer([call('track', NOW, OWN, 0), call('page', NOW, OWN, 1)], OWN, replay)).not.toThrow();
+      await settle();
+    } finally {
+      spies.forEach((s) => s.mockRestore());
+    }
+    expect(replay.mock.calls.map((c) => c[0][0])).toEqual(['track', 'page']);
+  });
+
+  it('reads and writes the buffer without the JSON a page may have replaced', async () => {
+    const other = call('track', NOW - 60000, P1, 0);
+    localStorage.setItem(KEY, JSON.stringify([other]));
+    const { parse, stringify } = JSON;
+    JSON.parse = () => {
+      throw new Error('page parse');
+    };
+    JSON.stringify = () => 'page';
+    const replay = vi.fn(() => Promise.resolve());
+    try {
+      takeOverBuffer([], OWN, replay);
+      await settle();
+    } finally {
+      Object.assign(JSON, { parse, stringify });
+    }
+    expect(replay).toHaveBeenCalledTimes(1);
+    expect(stored()).toEqual([[...other, NOW, 1]]);
+  });
+});

@@ -1,0 +1,742 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { IDBFactory } from 'fake-indexeddb';
+import { createStore, values } from 'idb-keyval';
+import { createScheduler, type SchedulerDeps } from '../../src/delivery/scheduler';
+import { createQueue, DEFAULT_BOUNDS, type Queue, type QueueRecord } from '../../src/delivery/queue';
+import type { Tabs } from '../../src/delivery/tabs';
+import { createTransport, type Transport } from '../../src/delivery/transport';
+import type { AnalyticsError, Message } from '../../src/message/types';
+import { byteLength } from '../../src/message/validate';
+import { fakeQueue, record } from '../fake-queue';
+
+const URL_ = 'https://api.test/v1/batch';
+const KEY = 'wk_test_1234567890';
+
+interface Reply {
+  status: number;
+  retryAfter?: string;
+}
+
+// fetch answers with the replies given, in turn (the last one repeats), or with a function of the body.
+function mockFetch(replies: Reply[] | ((body: string) => Reply)) {
+  let i = 0;
+  const fn = vi.fn(async (_url: string, init: RequestInit) => {
+    const r = typeof replies == 'function' ? replies(String(init.body)) : replies[Math.min(i++, replies.length - 1)];
+    return { status: r.status, headers: { get: (n: string) => (n.toLowerCase() == 'retry-after' ? (r.retryAfter ?? null) : null) } };
+  });
+  vi.stubGlobal('fetch', fn);
+  return fn;
+}
+
+// The note of what this page handed to the browser at an exit (localStorage), or null when there is none.
+const note = () => JSON.parse(localStorage.getItem('svc_sent') || 'null') as string[] | null;
+const bodies = (f: ReturnType<typeof mockFetch>) => f.mock.calls.map((c) => String(c[1].body));
+const batchIds = (text: string) => (JSON.parse(text).batch as Message[]).map((m) => m.messageId);
+
+// Stub fetch (and sendBeacon) first: the transport takes them when it is created, here.
+function setup(over: Partial<SchedulerDeps> = {}) {
+  const queue = fakeQueue();
+  const tabs = { id: 'me', alive: () => () => true } as unknown as Tabs;
+  const report = vi.fn<(e: AnalyticsError) => void>();
+  const emit = vi.fn();
+  const transport: Transport = over.transport || createTransport();
+  const scheduler = createScheduler({
+    queue: queue as unknown as Queue,
+    tabs,
+    transport,
+    url: URL_,
+    writeKey: KEY,
+    flushAt: 20,
+    flushInterval: 1000,
+    report,
+    emit,
+    ...over,
+  });
+  const add = (...rs: QueueRecord[]) => {
+    for (const r of rs) {
+      queue.records.push(r);
+      scheduler.notify();
+    }
+    return rs;
+  };
+  return { queue, scheduler, report, emit, add, transport };
+}
+
+function stubBeacon(beacon: (...a: any[]) => boolean, online = true) {
+  vi.spyOn(navigator, 'sendBeacon').mockImplementation(beacon as any);
+  vi.spyOn(navigator, 'onLine', 'get').mockReturnValue(online);
+}
+
+// Two requests with the same body, the first with keepalive and the second without, and nothing left queued.
+function expectSentAgainWithoutKeepalive(fetch: { mock: { calls: unknown[][] } }, left: QueueRecord[]) {
+  expect(fetch.mock.calls).toHaveLength(2);
+  const [first, second] = fetch.mock.calls.map((c) => c[1] as RequestInit);
+  expect(first.keepalive).toBe(true);
+  expect(second.keepalive).toBe(false);
+  expect(second.body).toBe(first.body);
+  expect(left).toEqual([]);
+}
+
+// Lets pending promise chains (fetch answers, queue removals) run without moving the fake clock.
+const drain = async () => {
+  for (let i = 0; i < 5; i++) await new Promise<void>((r) => setImmediate(r));
+};
+const advance = async (ms: number) => {
+  await vi.advanceTimersByTimeAsync(ms);
+  await drain();
+};
+
+beforeEach(() => {
+  localStorage.clear();
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+  vi.setSystemTime(new Date('2026-01-01T00:00:00Z'));
+});
+afterEach(() => {
+  localStorage.clear();
+  vi.useRealTimers();
+  vi.unstubAllGlobals();
+  vi.restoreAllMocks();
+});
+
+describe('createScheduler', () => {
+  describe('notify', () => {
+    // The first message of a quiet spell goes at once; the tests of batching send one first, so the next ones wait.
+    const primed = async (over: Partial<SchedulerDeps>) => {
+      const fetch = mockFetch([{ status: 200 }]);
+      const s = setup(over);
+      s.add(record());
+      await advance(0);
+      expect(fetch).toHaveBeenCalledTimes(1);
+      fetch.mockClear();
+      return { ...s, fetch };
+    };
+
+    it('sends the first message of a quiet spell at once, and batches what follows within the interval', async () => {
+      const fetch = mockFetch([{ status: 200 }]);
+      const { add } = setup({ flushAt: 20, flushInterval: 1000 });
+      const [first] = add(record());
+      await advance(0);
+      expect(fetch).toHaveBeenCalledTimes(1);
+      expect(batchIds(bodies(fetch)[0])).toEqual([first.id]);
+      await advance(100);
+      const [second] = add(record());
+      const [third] = add(record());
+      await advance(0);
+      expect(fetch).toHaveBeenCalledTimes(1); // sent 100 ms ago: these wait for the interval
+      await advance(999);
+      expect(fetch).toHaveBeenCalledTimes(1);
+      await advance(1);
+      expect(fetch).toHaveBeenCalledTimes(2);
+      expect(batchIds(bodies(fetch)[1])).toEqual([second.id, third.id]);
+      await advance(5000); // quiet again
+      const [fourth] = add(record());
+      await advance(0);
+      expect(fetch).toHaveBeenCalledTimes(3);
+      expect(batchIds(bodies(fetch)[2])).toEqual([fourth.id]);
+    });
+
+    it('sends a burst stored in one go at once, in one request', async () => {
+      const fetch = mockFetch([{ status: 200 }]);
+      const { queue, scheduler } = setup({ flushAt: 20 });
+      const rs = Array.from({ length: 50 }, () => record());
+      queue.records.push(...rs);
+      scheduler.notify();
+      await advance(0);
+      expect(fetch).toHaveBeenCalledTimes(1);
+      expect(batchIds(bodies(fetch)[0])).toEqual(rs.map((r) => r.id));
+    });
+
+    it('holds what arrives while a request is in flight, and the interval counts from the oldest one waiting', async () => {
+      let answer!: (v: unknown) => void;
+      const fetch = vi.fn(() => new Promise((r) => (answer = r)));
+      vi.stubGlobal('fetch', fetch);
+      const { add } = setup({ flushAt: 20, flushInterval: 1000 });
+      const [a] = add(record());
+      await advance(0);
+      expect(fetch).toHaveBeenCalledTimes(1); // a is in flight, its answer slow
+      expect(batchIds(String((fetch.mock.calls[0] as any)[1].body))).toEqual([a.id]);
+      await advance(200);
+      const [b] = add(record()); // queued at 200 ms while a is in flight: due at 1,200 ms
+      await advance(300);
+      answer({ status: 200, headers: { get: () => null } });
+      await advance(0);
+      expect(fetch).toHaveBeenCalledTimes(1);
+      await advance(600); // 1,100 ms
+      expect(fetch).toHaveBeenCalledTimes(1);
+      await advance(100); // 1,200 ms
+      expect(fetch).toHaveBeenCalledTimes(2);
+      expect(batchIds(String((fetch.mock.calls[1] as any)[1].body))).toEqual([b.id]);
+      answer({ status: 200, headers: { get: () => null } });
+    });
+
+    it('sends once flushAt messages wait', async () => {
+      const { add, queue, emit, fetch } = await primed({ flushAt: 3, flushInterval: 60000 });
+      const rs = add(record(), record());
+      await advance(5000);
+      expect(fetch).not.toHaveBeenCalled();
+      rs.push(...add(record()));
+      await advance(0);
+      expect(fetch).toHaveBeenCalledTimes(1);
+      expect(batchIds(bodies(fetch)[0])).toEqual(rs.map((r) => r.id));
+      expect(queue.records).toEqual([]);
+      expect(emit).toHaveBeenCalledWith('delivered', rs.map((r) => r.message));
+    });
+
+    it('sends flushInterval ms after the oldest waiting message was queued', async () => {
+      const { add, fetch } = await primed({ flushAt: 20, flushInterval: 1000 });
+      const [first] = add(record());
+      await advance(600);
+      const [second] = add(record());
+      await advance(399);
+      expect(fetch).not.toHaveBeenCalled();
+      await advance(1);
+      expect(fetch).toHaveBeenCalledTimes(1);
+      expect(batchIds(bodies(fetch)[0])).toEqual([first.id, second.id]);
+    });
+
+    it('sends nothing when nothing waits', async () => {
+      const fetch = mockFetch([{ status: 200 }]);
+      const { scheduler } = setup();
+      scheduler.notify();
+      await advance(10000);
+      expect(fetch).not.toHaveBeenCalled();
+    });
+  });
+
+  describe('flush', () => {
+    it('POSTs JSON with Basic auth to the batch URL', async () => {
+      const fetch = mockFetch([{ status: 200 }]);
+      const { add, scheduler } = setup();
+      const [r] = add(record());
+      await scheduler.flush();
+      expect(fetch).toHaveBeenCalledTimes(1);
+      const [url, init] = fetch.mock.calls[0];
+      expect(url).toBe(URL_);
+      expect(init.method).toBe('POST');
+      const headers = new Headers(init.headers as HeadersInit);
+      expect(headers.get('Content-Type')).toBe('application/json');
+      expect(headers.get('Authorization')).toBe('Basic ' + btoa(KEY + ':'));
+      const sent = JSON.parse(String(init.body));
+      expect(sent.batch).toEqual([r.message]);
+      expect(new Date(sent.sentAt).toISOString()).toBe(sent.sentAt);
+    });
+
+    it('sends everything waiting in one request when it fits', async () => {
+      const fetch = mockFetch([{ status: 200 }]);
+      const { scheduler, queue } = setup({ flushAt: 20 });
+      const rs = Array.from({ length: 50 }, () => record(100));
+      queue.records.push(...rs);
+      await scheduler.flush();
+      expect(fetch).toHaveBeenCalledTimes(1);
+      expect(batchIds(bodies(fetch)[0])).toEqual(rs.map((r) => r.id));
+    });
+
+    it('never sends a body over 500,000 bytes, and sends every message once, in order', async () => {
+      const fetch = mockFetch([{ status: 200 }]);
+      const { scheduler, queue } = setup();
+      const rs = Array.from({ length: 60 }, (_, i) => record(20000 + ((i * 7919) % 11000)));
+      queue.records.push(...rs);
+      await scheduler.flush();
+      const sent = bodies(fetch);
+      expect(sent.length).toBeGreaterThan(1);
+      for (const b of sent) expect(byteLength(b)).toBeLessThanOrEqual(500000);
+      expect(sent.flatMap(batchIds)).toEqual(rs.map((r) => r.id));
+      expect(queue.records).toEqual([]);
+    });
+
+    it('sends no further batch of a pass once the page left (another tab may adopt and send them)', async () => {
+      // Tabs as locks.ts has them: `alive` turns false once the page leaves after the work began.
+      let leaves = 0;
+      const tabs = {
+        id: 'me',
+        alive: () => {
+          const at = leaves;
+          return () => leaves == at;
+        },
+      } as unknown as Tabs;
+      // The page leaves (and is restored) while the first batch is in flight.
+      let requests = 0;
+      const fetch = vi.fn(async (..._a: unknown[]) => {
+        if (++requests == 1) leaves++;
+        return { status: 200, headers: { get: () => null } };
+      });
+      vi.stubGlobal('fetch', fetch);
+      const { scheduler, queue } = setup({ tabs });
+      // About 800 KB: the pass plans two batches under the 500 KB limit.
+      const rs = Array.from({ length: 40 }, () => record(20000));
+      queue.records.push(...rs);
+      await scheduler.flush();
+      expect(fetch).toHaveBeenCalledTimes(1);
+      const first = batchIds(String((fetch.mock.calls[0][1] as RequestInit).body));
+      expect(first.length).toBeGreaterThan(0);
+      expect(first.length).toBeLessThan(rs.length);
+      expect(queue.records).toEqual(rs.slice(first.length));
+      // The next pass sends the rest.
+      await scheduler.flush();
+      expect(fetch).toHaveBeenCalledTimes(2);
+      expect(batchIds(String((fetch.mock.calls[1][1] as RequestInit).body))).toEqual(rs.slice(first.length).map((r) => r.id));
+      expect(queue.records).toEqual([]);
+    });
+
+    it('retries a 500 with the same messages after a backoff', async () => {
+      const fetch = mockFetch([{ status: 500 }, { status: 200 }]);
+      const { add, queue, emit } = setup({ flushAt: 2 });
+      const rs = add(record(), record());
+      await advance(0);
+      expect(fetch).toHaveBeenCalledTimes(1);
+      expect(queue.records).toEqual(rs);
+      expect(emit).toHaveBeenCalledWith('retry', expect.objectContaining({ status: 500, messageIds: rs.map((r) => r.id) }));
+      expect(queue.failed).toHaveBeenCalledWith(rs.map((r) => r.id), true);
+      await advance(499);
+      expect(fetch).toHaveBeenCalledTimes(1);
+      await advance(501);
+      expect(fetch).toHaveBeenCalledTimes(2);
+      const [a, b] = bodies(fetch).map((t) => JSON.parse(t).batch);
+      expect(b).toEqual(a);
+      expect(batchIds(bodies(fetch)[1])).toEqual(rs.map((r) => r.id));
+      expect(queue.records).toEqual([]);
+    });
+
+    it('retries a network error after a backoff, counting one attempt', async () => {
+      const ok = { status: 200, headers: { get: () => null } };
+      // the keepalive request and its immediate re-send without keepalive both fail
+      const fn = vi.fn().mockRejectedValueOnce(new TypeError('Failed to fetch')).mockRejectedValueOnce(new TypeError('Failed to fetch')).mockResolvedValue(ok);
+      vi.stubGlobal('fetch', fn);
+      const { add, queue, emit } = setup({ flushAt: 1 });
+      const [r] = add(record());
+      await advance(0);
+      expect(fn).toHaveBeenCalledTimes(1);
+      await advance(1); // the re-send waits one task (a fake timer set during a tick is due 1 ms later)
+      expect(fn).toHaveBeenCalledTimes(2);
+      expect(queue.records).toEqual([r]);
+      expect(r.attempts).toBe(1);
+      expect(emit).toHaveBeenCalledWith('retry', expect.objectContaining({ status: 0, messageIds: [r.id] }));
+      await advance(1000);
+      expect(fn).toHaveBeenCalledTimes(3);
+      expect(queue.records).toEqual([]);
+    });
+
+    it('sends a keepalive request the browser failed again at once, without keepalive, after one task', async () => {
+      const ok = { status: 200, headers: { get: () => null } };
+      const fn = vi.fn().mockRejectedValueOnce(new TypeError('Failed to fetch')).mockResolvedValue(ok);
+      vi.stubGlobal('fetch', fn);
+      const { scheduler, queue, emit } = setup();
+      const r = record();
+      queue.records.push(r);
+      const done = scheduler.flush();
+      await drain();
+      expect(fn).toHaveBeenCalledTimes(1);
+      await advance(0);
+      await done;
+      expectSentAgainWithoutKeepalive(fn, queue.records);
+      expect(r.attempts).toBe(0);
+      expect(emit).not.toHaveBeenCalledWith('retry', expect.anything());
+    });
+
+    it('retries a network error of a request without keepalive after a backoff, not at once', async () => {
+      const ok = { status: 200, headers: { get: () => null } };
+      const fn = vi.fn().mockRejectedValueOnce(new TypeError('Failed to fetch')).mockResolvedValue(ok);
+      vi.stubGlobal('fetch', fn);
+      const { scheduler, queue } = setup();
+      const rs = Array.from({ length: 4 }, () => record(20000)); // over the 60,000-byte keepalive budget together
+      queue.records.push(...rs);
+      await scheduler.flush();
+      await advance(0);
+      expect(fn).toHaveBeenCalledTimes(1);
+      expect((fn.mock.calls[0][1] as RequestInit).keepalive).toBe(false);
+      expect(queue.records).toEqual(rs);
+      await advance(1000);
+      expect(fn).toHaveBeenCalledTimes(2);
+      expect(queue.records).toEqual([]);
+    });
+
+    it('sends with keepalive only what fits the keepalive budget', async () => {
+      const fetch = mockFetch([{ status: 200 }]);
+      const { scheduler, queue } = setup();
+      queue.records.push(record(100));
+      await scheduler.flush();
+      queue.records.push(record(30000), record(30000));
+      await scheduler.flush();
+      expect(fetch.mock.calls.map((c) => c[1].keepalive)).toEqual([true, false]);
+    });
+
+    it('waits as long as Retry-After says', async () => {
+      const fetch = mockFetch([{ status: 503, retryAfter: '5' }, { status: 200 }]);
+      const { add, queue } = setup({ flushAt: 1 });
+      add(record());
+      await advance(0);
+      expect(fetch).toHaveBeenCalledTimes(1);
+      await advance(4999);
+      expect(fetch).toHaveBeenCalledTimes(1);
+      await advance(1);
+      expect(fetch).toHaveBeenCalledTimes(2);
+      expect(queue.records).toEqual([]);
+    });
+
+    it('does not send new messages before Retry-After has passed', async () => {
+      const fetch = mockFetch([{ status: 429, retryAfter: '10' }, { status: 200 }]);
+      const { add } = setup({ flushAt: 1, flushInterval: 0 });
+      const [a] = add(record());
+      await advance(0);
+      const [b] = add(record());
+      await advance(9000);
+      expect(fetch).toHaveBeenCalledTimes(1);
+      await advance(1000);
+      expect(fetch).toHaveBeenCalledTimes(2);
+      expect(batchIds(bodies(fetch)[1])).toEqual([a.id, b.id]);
+    });
+
+    it('sends at once when flush() is called during a backoff', async () => {
+      const fetch = mockFetch([{ status: 503, retryAfter: '60' }, { status: 200 }]);
+      const { add, scheduler, queue } = setup({ flushAt: 1 });
+      add(record());
+      await advance(0);
+      await scheduler.flush();
+      expect(fetch).toHaveBeenCalledTimes(2);
+      expect(queue.records).toEqual([]);
+    });
+
+    it('isolates and drops only the one bad message of a batch answered 400', async () => {
+      const fetch = mockFetch((body) => ({ status: body.includes('"BAD"') ? 400 : 200 }));
+      const { scheduler, queue, report, emit } = setup();
+      const rs = [record(), record(), record(0, { marker: 'BAD' }), record()];
+      const bad = rs[2];
+      queue.records.push(...rs);
+      await scheduler.flush();
+      expect(queue.records).toEqual([]);
+      expect(report).toHaveBeenCalledTimes(1);
+      const err = report.mock.calls[0][0];
+      expect(err.code).toBe('delivery_rejected');
+      expect(err.messageIds).toEqual([bad.id]);
+      const accepted = fetch.mock.calls
+        .map((c) => String(c[1].body))
+        .filter((b) => !b.includes('"BAD"'))
+        .flatMap(batchIds);
+      expect(accepted.sort()).toEqual([rs[0].id, rs[1].id, rs[3].id].sort());
+      const delivered = emit.mock.calls.filter((c) => c[0] == 'delivered').flatMap((c) => (c[1] as Message[]).map((m) => m.messageId));
+      expect(delivered.sort()).toEqual([rs[0].id, rs[1].id, rs[3].id].sort());
+    });
+
+    it('splits a batch answered 400 at once, without counting an attempt or waiting', async () => {
+      const fetch = mockFetch((body) => ({ status: body.includes('"BAD"') ? 400 : 200 }));
+      const { scheduler, queue, report, emit } = setup();
+      const rs = [record(), record(0, { marker: 'BAD' }), record(), record(), record()];
+      const [a, bad, c, d, e] = rs;
+      queue.records.push(...rs);
+      // No timer runs inside flush(): every half goes out before it settles.
+      await scheduler.flush();
+      expect(bodies(fetch).map(batchIds)).toEqual([
+        rs.map((r) => r.id),
+        [a.id, bad.id, c.id],
+        [a.id, bad.id],
+        [a.id],
+        [bad.id],
+        [c.id],
+        [d.id, e.id],
+      ]);
+      expect(rs.map((r) => r.attempts)).toEqual([0, 0, 0, 0, 0]);
+      expect(emit).not.toHaveBeenCalledWith('retry', expect.anything());
+      expect(queue.records).toEqual([]);
+      expect(report).toHaveBeenCalledTimes(1);
+      expect(report.mock.calls[0][0].message).toContain(bad.id);
+    });
+
+    it('counts only a failed delivery after a split as an attempt, with the first backoff', async () => {
+      const fetch = mockFetch((body) => ({ status: body.includes('"BAD"') ? 400 : 503 }));
+      const { scheduler, queue, emit } = setup();
+      const [good, bad] = [record(), record(0, { marker: 'BAD' })];
+      queue.records.push(good, bad);
+      await scheduler.flush();
+      expect(bodies(fetch).map(batchIds)).toEqual([[good.id, bad.id], [good.id]]);
+      expect(good.attempts).toBe(1);
+      expect(bad.attempts).toBe(0);
+      const retry = emit.mock.calls.find((c) => c[0] == 'retry')![1] as { delay: number; messageIds: string[] };
+      expect(retry.messageIds).toEqual([good.id]);
+      expect(retry.delay).toBeLessThanOrEqual(1000);
+      expect(queue.records).toEqual([good, bad]);
+    });
+
+    it('backs off from the attempts stored with a record adopted from an earlier page, and stores the next one', async () => {
+      (globalThis as any).indexedDB = new IDBFactory();
+      const events = { expired: () => {}, fallback: () => {} };
+      // An earlier page failed to deliver it three times, then closed.
+      const r = { ...record(), attempts: 3, owner: 'gone' };
+      await createQueue('gone', DEFAULT_BOUNDS, events).add(r);
+      const queue = createQueue('me', DEFAULT_BOUNDS, events);
+      await queue.adopt(() => true);
+      expect(queue.list().map((q) => q.attempts)).toEqual([3]);
+      mockFetch([{ status: 503 }]);
+      vi.spyOn(Math, 'random').mockReturnValue(0);
+      const { scheduler, emit } = setup({ queue });
+      await scheduler.flush();
+      // The fourth attempt's backoff: 1 s doubled three times, halved by the jitter (the first would be 500 ms).
+      expect(emit).toHaveBeenCalledWith('retry', expect.objectContaining({ status: 503, delay: 4000, messageIds: [r.id] }));
+      const store = createStore('svc-analytics', 'queue');
+      await vi.waitFor(async () => expect((await values<QueueRecord>(store)).map((q) => q.attempts)).toEqual([4]));
+    });
+
+    it('keeps the whole batch and retries it on 401 (the key is refused, not a message)', async () => {
+      const fetch = mockFetch([{ status: 401 }, { status: 200 }]);
+      const { scheduler, queue, report } = setup();
+      const rs = [record(), record(), record()];
+      queue.records.push(...rs);
+      await scheduler.flush();
+      expect(fetch).toHaveBeenCalledTimes(1);
+      expect(queue.records).toEqual(rs);
+      expect(report).not.toHaveBeenCalled();
+      await advance(120000);
+      expect(fetch).toHaveBeenCalledTimes(2);
+      expect(queue.records).toEqual([]);
+    });
+
+    it('sends nothing while offline and keeps the messages', async () => {
+      vi.spyOn(navigator, 'onLine', 'get').mockReturnValue(false);
+      const fetch = mockFetch([{ status: 200 }]);
+      const { add, scheduler, queue } = setup({ flushAt: 1 });
+      const rs = add(record(), record());
+      await advance(5000);
+      await scheduler.flush();
+      expect(fetch).not.toHaveBeenCalled();
+      expect(queue.records).toEqual(rs);
+    });
+  });
+
+  describe('exit', () => {
+    // The hand-off itself is tested in handoff.test.ts; these tests cover what the scheduler gives it (its requests
+    // in flight, a backoff, being offline) and what it does with the hand-off's answers.
+    it('hands a request in flight without keepalive to a beacon at a final exit only (it dies with the page)', async () => {
+      const beacon = vi.fn((..._a: unknown[]) => true);
+      stubBeacon(beacon);
+      let answer!: (v: unknown) => void;
+      const fetch = vi.fn((..._a: unknown[]) => new Promise((r) => (answer = r)));
+      vi.stubGlobal('fetch', fetch);
+      const { scheduler, queue, transport } = setup();
+      vi.spyOn(transport, 'fits').mockReturnValue(false); // the keepalive budget is used up
+      const inflight = record();
+      queue.records.push(inflight);
+      const done = scheduler.flush();
+      await drain();
+      expect((fetch.mock.calls[0][1] as RequestInit).keepalive).toBe(false);
+      // Only hidden: the page lives on and sees the answer.
+      scheduler.exit('hidden');
+      expect(beacon).not.toHaveBeenCalled();
+      expect(note()).toBeNull();
+      scheduler.exit('cached');
+      expect(beacon).toHaveBeenCalledTimes(1);
+      expect(batchIds(beacon.mock.calls[0][1] as string)).toEqual([inflight.id]);
+      expect(note()).toEqual([inflight.id]);
+      answer({ status: 200, headers: { get: () => null } });
+      await done;
+    });
+
+    it('keeps the messages queued during a backoff', async () => {
+      const beacon = vi.fn(() => true);
+      stubBeacon(beacon);
+      mockFetch([{ status: 503 }]);
+      const { add, scheduler, queue } = setup({ flushAt: 1 });
+      const rs = add(record());
+      await advance(0);
+      scheduler.exit('hidden');
+      scheduler.shown();
+      scheduler.exit('cached');
+      expect(beacon).not.toHaveBeenCalled();
+      expect(queue.takeOut).not.toHaveBeenCalled();
+      expect(queue.records).toEqual(rs);
+    });
+
+    it('sends nothing while offline', () => {
+      const beacon = vi.fn(() => true);
+      stubBeacon(beacon, false);
+      const fetch = mockFetch([{ status: 200 }]);
+      const { scheduler, queue } = setup();
+      const rs = [record()];
+      queue.records.push(...rs);
+      scheduler.exit('cached');
+      expect(beacon).not.toHaveBeenCalled();
+      expect(fetch).not.toHaveBeenCalled();
+      expect(queue.records).toEqual(rs);
+    });
+
+    it('removes records in flight with keepalive from IndexedDB when the page is discarded for good', async () => {
+      stubBeacon(() => true);
+      vi.stubGlobal('fetch', vi.fn(() => new Promise(() => {})));
+      const { scheduler, queue } = setup();
+      const inflight = record();
+      queue.records.push(inflight);
+      scheduler.flush();
+      await drain();
+      scheduler.exit('discarded');
+      expect(note()).toEqual([inflight.id]);
+      expect(queue.remove).toHaveBeenCalledWith([inflight.id]);
+    });
+
+    it('skips messages already in flight with keepalive', async () => {
+      const beacon = vi.fn(() => true);
+      stubBeacon(beacon);
+      let answer!: (v: unknown) => void;
+      vi.stubGlobal('fetch', vi.fn(() => new Promise((r) => (answer = r))));
+      const { scheduler, queue } = setup();
+      const inflight = record();
+      queue.records.push(inflight);
+      const done = scheduler.flush();
+      await drain();
+      const later = record();
+      queue.records.push(later);
+      scheduler.exit('cached');
+      const beaconed = beacon.mock.calls.flatMap((c: unknown[]) => batchIds(c[1] as string));
+      expect(beaconed).toEqual([later.id]);
+      // The keepalive request outlives the page: its ids are noted as handed to the browser, synchronously.
+      expect(note()).toEqual([inflight.id, later.id]);
+      answer({ status: 200, headers: { get: () => null } });
+      await done;
+      await drain();
+      expect(queue.records).toEqual([]);
+      // The page lived to see the answer: its note is taken back (the beacon's stays for the next load).
+      expect(note()).toEqual([later.id]);
+    });
+
+    it('keeps the note when the noted request fails with a network error (the browser may still deliver it)', async () => {
+      stubBeacon(vi.fn(() => true));
+      let fail!: (e: unknown) => void;
+      const fetch = vi.fn(() => new Promise((_, r) => (fail = r)));
+      vi.stubGlobal('fetch', fetch);
+      const { scheduler, queue } = setup();
+      const inflight = record();
+      queue.records.push(inflight);
+      const done = scheduler.flush();
+      await drain();
+      // Chromium rejects the fetch as the page unloads, before pagehide reaches us: the exit still notes it.
+      fail(new TypeError('Failed to fetch'));
+      await drain();
+      scheduler.exit('cached');
+      expect(note()).toEqual([inflight.id]);
+      await advance(10);
+      await done;
+      // not sent again without keepalive: the browser has it
+      expect(fetch).toHaveBeenCalledTimes(1);
+      expect(note()).toEqual([inflight.id]);
+      // Counted, but no IndexedDB work: the note names the record, and the page may be going into the cache.
+      expect(queue.failed).toHaveBeenCalledWith([inflight.id], false);
+      expect(inflight.attempts).toBe(1);
+      // the page lived on (a bfcache restore): the record is still queued for a retry
+      expect(queue.records).toEqual([inflight]);
+    });
+
+    it('sends a keepalive request noted at an exit that only hid the page, which then fails, again at once without keepalive', async () => {
+      stubBeacon(vi.fn(() => true));
+      let fail!: (e: unknown) => void;
+      const ok = { status: 200, headers: { get: () => null } };
+      const fetch = vi
+        .fn()
+        .mockImplementationOnce(() => new Promise((_, r) => (fail = r)))
+        .mockResolvedValue(ok);
+      vi.stubGlobal('fetch', fetch);
+      const { scheduler, queue, emit } = setup();
+      const inflight = record();
+      queue.records.push(inflight);
+      const done = scheduler.flush();
+      await drain();
+      scheduler.exit('hidden');
+      expect(note()).toEqual([inflight.id]);
+      // The page lives on: the failure is real, not the browser taking the request over.
+      fail(new TypeError('Failed to fetch'));
+      await advance(10);
+      await done;
+      expectSentAgainWithoutKeepalive(fetch, queue.records);
+      expect(emit).toHaveBeenCalledWith('delivered', [inflight.message]);
+      expect(note()).toBeNull();
+    });
+
+    it('keeps a noted in-flight message queued for retry when its answer is a failure', async () => {
+      stubBeacon(vi.fn(() => true));
+      let answer!: (v: unknown) => void;
+      vi.stubGlobal('fetch', vi.fn(() => new Promise((r) => (answer = r))));
+      const { scheduler, queue } = setup();
+      const inflight = record();
+      queue.records.push(inflight);
+      const done = scheduler.flush();
+      await drain();
+      scheduler.exit('hidden');
+      expect(note()).toEqual([inflight.id]);
+      answer({ status: 503, headers: { get: () => null } });
+      await done;
+      await drain();
+      expect(queue.records).toEqual([inflight]);
+      expect(note()).toBeNull();
+    });
+
+    it('never POSTs again what an exit beaconed while a 400 split was in flight (the second half was planned before)', async () => {
+      const beacon = vi.fn((..._a: unknown[]) => true);
+      stubBeacon(beacon);
+      // Each request waits for its answer, given by hand.
+      const answers: ((status: number) => void)[] = [];
+      const fetch = vi.fn(
+        (..._a: unknown[]) => new Promise((r) => answers.push((status) => r({ status, headers: { get: () => null } })))
+      );
+      vi.stubGlobal('fetch', fetch);
+      const { scheduler, queue, report, emit } = setup();
+      const rs = [record(), record(0, { marker: 'BAD' }), record(), record()];
+      const [a, bad, c, d] = rs;
+      queue.records.push(...rs);
+      const posted = () => fetch.mock.calls.map((call) => batchIds(String((call[1] as RequestInit).body)));
+      const done = scheduler.flush();
+      await drain();
+      expect(posted()).toEqual([rs.map((r) => r.id)]);
+      answers[0](400); // the split plans [a, bad] and then [c, d]
+      await drain();
+      expect(posted()).toEqual([rs.map((r) => r.id), [a.id, bad.id]]);
+      // The page is hidden while [a, bad] is in flight (with keepalive): c and d go by beacon.
+      scheduler.exit('hidden');
+      expect(beacon).toHaveBeenCalledTimes(1);
+      expect(batchIds(beacon.mock.calls[0][1] as string)).toEqual([c.id, d.id]);
+      answers[1](400);
+      await drain();
+      answers[2](200); // [a]
+      await drain();
+      answers[3](400); // [bad]
+      await drain();
+      expect(posted()).toEqual([rs.map((r) => r.id), [a.id, bad.id], [a.id], [bad.id]]);
+      await done;
+      expect(beacon).toHaveBeenCalledTimes(1);
+      expect(queue.records).toEqual([]);
+      expect(report).toHaveBeenCalledTimes(1);
+      expect(report.mock.calls[0][0].messageIds).toEqual([bad.id]);
+      const delivered = emit.mock.calls.filter((e) => e[0] == 'delivered').flatMap((e) => (e[1] as Message[]).map((m) => m.messageId));
+      expect(delivered.sort()).toEqual([a.id, c.id, d.id].sort());
+    });
+
+    it('never POSTs a planned batch whose records an exit beaconed while an earlier batch of the pass was in flight', async () => {
+      const beacon = vi.fn((..._a: unknown[]) => true);
+      stubBeacon(beacon);
+      const answers: ((status: number) => void)[] = [];
+      const fetch = vi.fn(
+        (..._a: unknown[]) => new Promise((r) => answers.push((status) => r({ status, headers: { get: () => null } })))
+      );
+      vi.stubGlobal('fetch', fetch);
+      const { scheduler, queue, emit } = setup();
+      // About 800 KB: the pass plans two batches under the 500 KB limit.
+      const rs = Array.from({ length: 40 }, () => record(20000));
+      queue.records.push(...rs);
+      const done = scheduler.flush();
+      await drain();
+      expect(fetch).toHaveBeenCalledTimes(1);
+      const first = batchIds(String((fetch.mock.calls[0][1] as RequestInit).body));
+      const second = rs.map((r) => r.id).filter((id) => !first.includes(id));
+      expect(first).toEqual(rs.slice(0, first.length).map((r) => r.id));
+      expect(second.length).toBeGreaterThan(0);
+      // Hidden while the first batch is in flight (too big for keepalive, and the page lives on): only the second
+      // batch's records go by beacon.
+      scheduler.exit('hidden');
+      const beaconed = beacon.mock.calls.flatMap((b) => batchIds(b[1] as string));
+      expect(beaconed).toEqual(second);
+      answers[0](200);
+      await drain();
+      expect(fetch).toHaveBeenCalledTimes(1);
+      await done;
+      expect(beacon.mock.calls.flatMap((b) => batchIds(b[1] as string))).toEqual(second);
+      expect(queue.records).toEqual([]);
+      const delivered = emit.mock.calls.filter((e) => e[0] == 'delivered').flatMap((e) => (e[1] as Message[]).map((m) => m.messageId));
+      expect(delivered.sort()).toEqual(rs.map((r) => r.id).sort());
+    });
+  });
+});

@@ -1,0 +1,229 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createTransport, KEEPALIVE_LIMIT, TIMEOUT_MS } from '../../src/delivery/transport';
+
+const URL_ = 'https://api.test/v1/batch';
+const KEY = 'wk_test_1234567890';
+
+// A fetch Response as far as the transport reads it.
+const response = (status: number, retryAfter: string | null = null, body: unknown = null) => ({
+  status,
+  headers: { get: (n: string) => (n.toLowerCase() == 'retry-after' ? retryAfter : null) },
+  body,
+});
+
+afterEach(() => {
+  vi.useRealTimers();
+  vi.unstubAllGlobals();
+  vi.restoreAllMocks();
+});
+
+describe('createTransport', () => {
+  it('has a keepalive budget under the 64 KiB browsers allow', () => {
+    expect(KEEPALIVE_LIMIT).toBe(60000);
+    expect(KEEPALIVE_LIMIT).toBeLessThan(64 * 1024);
+  });
+
+  describe('post', () => {
+    it('POSTs the body as JSON with Basic auth, without credentials, with the keepalive asked for', async () => {
+      const fetch = vi.fn(async (..._a: unknown[]) => response(200));
+      vi.stubGlobal('fetch', fetch);
+      const t = createTransport();
+      await t.post(URL_, KEY, '{"batch":[]}', 12, true);
+      await t.post(URL_, KEY, '{"batch":[1]}', 13, false);
+      const [url, init] = fetch.mock.calls[0] as [string, RequestInit];
+      expect(url).toBe(URL_);
+      expect(init.method).toBe('POST');
+      expect(init.body).toBe('{"batch":[]}');
+      expect(init.credentials).toBe('omit');
+      expect(init.signal).toBeInstanceOf(AbortSignal);
+      const headers = new Headers(init.headers as HeadersInit);
+      expect(headers.get('Content-Type')).toBe('application/json');
+      expect(headers.get('Authorization')).toBe('Basic ' + btoa(KEY + ':'));
+      expect(fetch.mock.calls.map((c) => (c[1] as RequestInit).keepalive)).toEqual([true, false]);
+    });
+
+    it('answers with the status and Retry-After', async () => {
+      vi.stubGlobal('fetch', async () => response(429, '30'));
+      expect(await createTransport().post(URL_, KEY, '{}', 2, true)).toEqual({ status: 429, retryAfter: '30' });
+    });
+
+    it('answers status 0 for a network error, never rejecting', async () => {
+      vi.stubGlobal('fetch', async () => {
+        throw new TypeError('Failed to fetch');
+      });
+      expect(await createTransport().post(URL_, KEY, '{}', 2, true)).toEqual({ status: 0, retryAfter: null });
+    });
+
+    it('answers status 0 when fetch throws synchronously', async () => {
+      vi.stubGlobal('fetch', () => {
+        throw new TypeError('not allowed');
+      });
+      expect(await createTransport().post(URL_, KEY, '{}', 2, false)).toEqual({ status: 0, retryAfter: null });
+    });
+
+    it('abandons a request that has no answer after TIMEOUT_MS with status 0', async () => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+      let signal: AbortSignal | undefined;
+      vi.stubGlobal('fetch', (_url: string, init: RequestInit) => {
+        signal = init.signal!;
+        return new Promise((_, reject) => signal!.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError'))));
+      });
+      let answer: unknown;
+      createTransport()
+        .post(URL_, KEY, '{}', 2, true)
+        .then((a) => (answer = a));
+      await vi.advanceTimersByTimeAsync(TIMEOUT_MS - 1);
+      expect(signal!.aborted).toBe(false);
+      expect(answer).toBeUndefined();
+      await vi.advanceTimersByTimeAsync(1);
+      expect(signal!.aborted).toBe(true);
+      await vi.waitFor(() => expect(answer).toEqual({ status: 0, retryAfter: null }));
+    });
+
+    it('cancels the response body, and answers only once that is done', async () => {
+      let finish!: () => void;
+      const cancel = vi.fn(() => new Promise<void>((r) => (finish = r)));
+      vi.stubGlobal('fetch', async () => response(200, null, { cancel }));
+      let answer: unknown;
+      createTransport()
+        .post(URL_, KEY, '{}', 2, true)
+        .then((a) => (answer = a));
+      await vi.waitFor(() => expect(cancel).toHaveBeenCalledTimes(1));
+      await new Promise((r) => setTimeout(r));
+      expect(answer).toBeUndefined();
+      finish();
+      await vi.waitFor(() => expect(answer).toEqual({ status: 200, retryAfter: null }));
+    });
+
+    it('answers with the status even when cancelling the body fails', async () => {
+      const cancel = vi.fn(() => Promise.reject(new TypeError('locked')));
+      vi.stubGlobal('fetch', async () => response(204, null, { cancel }));
+      expect(await createTransport().post(URL_, KEY, '{}', 2, true)).toEqual({ status: 204, retryAfter: null });
+    });
+
+    it('uses the fetch there was when it was created, not one the page put in its place later', async () => {
+      const original = vi.fn(async () => response(200));
+      vi.stubGlobal('fetch', original);
+      const t = createTransport();
+      const replaced = vi.fn(async () => response(500));
+      vi.stubGlobal('fetch', replaced);
+      expect((await t.post(URL_, KEY, '{}', 2, true)).status).toBe(200);
+      expect(original).toHaveBeenCalledTimes(1);
+      expect(replaced).not.toHaveBeenCalled();
+    });
+  });
+
+  describe('fits', () => {
+    it('counts keepalive bytes in flight against the budget until their answer', async () => {
+      let answer!: (v: unknown) => void;
+      vi.stubGlobal('fetch', () => new Promise((r) => (answer = r)));
+      const t = createTransport();
+      expect(t.fits(KEEPALIVE_LIMIT)).toBe(true);
+      expect(t.fits(KEEPALIVE_LIMIT + 1)).toBe(false);
+      const done = t.post(URL_, KEY, '{}', 40000, true);
+      expect(t.fits(20000)).toBe(true);
+      expect(t.fits(20001)).toBe(false);
+      answer(response(200));
+      await done;
+      expect(t.fits(KEEPALIVE_LIMIT)).toBe(true);
+    });
+
+    it('frees the budget of a keepalive request that failed', async () => {
+      vi.stubGlobal('fetch', async () => {
+        throw new TypeError('Failed to fetch');
+      });
+      const t = createTransport();
+      await t.post(URL_, KEY, '{}', 50000, true);
+      expect(t.fits(KEEPALIVE_LIMIT)).toBe(true);
+    });
+
+    it('does not count a request sent without keepalive', () => {
+      vi.stubGlobal('fetch', () => new Promise(() => {}));
+      const t = createTransport();
+      t.post(URL_, KEY, '{}', 50000, false);
+      expect(t.fits(KEEPALIVE_LIMIT)).toBe(true);
+    });
+  });
+
+  describe('beacon', () => {
+    it('hands the body to sendBeacon as a string, called on navigator, and says whether it was accepted', () => {
+      const calls: { self: unknown; args: unknown[] }[] = [];
+      vi.spyOn(navigator, 'sendBeacon').mockImplementation(function (this: unknown, ...args: unknown[]) {
+        calls.push({ self: this, args });
+        return calls.length == 1;
+      } as any);
+      const fetch = vi.fn();
+      vi.stubGlobal('fetch', fetch);
+      const t = createTransport();
+      expect(t.beacon(URL_, '{"a":1}')).toBe(true);
+      expect(t.beacon(URL_, '{"a":2}')).toBe(false);
+      expect(calls.map((c) => c.args)).toEqual([
+        [URL_, '{"a":1}'],
+        [URL_, '{"a":2}'],
+      ]);
+      expect(calls[0].self).toBe(navigator);
+      // a refusal is not retried with fetch: the caller keeps the records
+      expect(fetch).not.toHaveBeenCalled();
+    });
+
+    it('falls back to a keepalive text/plain fetch when sendBeacon throws, and reports it as not accepted', () => {
+      vi.spyOn(navigator, 'sendBeacon').mockImplementation(() => {
+        throw new TypeError('Illegal invocation');
+      });
+      const fetch = vi.fn(async (..._a: unknown[]) => response(200));
+      vi.stubGlobal('fetch', fetch);
+      expect(createTransport().beacon(URL_, '{"a":1}')).toBe(false);
+      expect(fetch).toHaveBeenCalledTimes(1);
+      const [url, init] = fetch.mock.calls[0] as [string, RequestInit];
+      expect(url).toBe(URL_);
+      expect(init).toMatchObject({ method: 'POST', body: '{"a":1}', keepalive: true, credentials: 'omit' });
+      expect(new Headers(init.headers as HeadersInit).get('Content-Type')).toBe('text/plain');
+    });
+
+    it('falls back to fetch where there is no sendBeacon', () => {
+      const saved = Object.getOwnPropertyDescriptor(navigator, 'sendBeacon');
+      Object.defineProperty(navigator, 'sendBeacon', { value: undefined, configurable: true });
+      try {
+        const fetch = vi.fn(async () => response(200));
+        vi.stubGlobal('fetch', fetch);
+        expect(createTransport().beacon(URL_, '{}')).toBe(false);
+        expect(fetch).toHaveBeenCalledTimes(1);
+      } finally {
+        if (saved) Object.defineProperty(navigator, 'sendBeacon', saved);
+        else delete (navigator as any).sendBeacon;
+      }
+      expect(typeof navigator.sendBeacon).toBe('function');
+    });
+
+    it('never throws, even when the fallback fetch throws or rejects', async () => {
+      vi.spyOn(navigator, 'sendBeacon').mockImplementation(() => {
+        throw new TypeError('quota');
+      });
+      vi.stubGlobal('fetch', () => {
+        throw new TypeError('blocked');
+      });
+      expect(createTransport().beacon(URL_, '{}')).toBe(false);
+      const rejected = vi.fn(() => Promise.reject(new TypeError('Failed to fetch')));
+      vi.stubGlobal('fetch', rejected);
+      expect(createTransport().beacon(URL_, '{}')).toBe(false);
+      await Promise.resolve();
+      expect(rejected).toHaveBeenCalledTimes(1);
+    });
+
+    it('uses the sendBeacon there was when it was created', () => {
+      const original = vi.fn(() => true);
+      const replaced = vi.fn(() => false);
+      Object.defineProperty(navigator, 'sendBeacon', { value: original, configurable: true, writable: true });
+      try {
+        const t = createTransport();
+        (navigator as any).sendBeacon = replaced;
+        expect(t.beacon(URL_, '{}')).toBe(true);
+        expect(original).toHaveBeenCalledTimes(1);
+        expect(replaced).not.toHaveBeenCalled();
+      } finally {
+        delete (navigator as any).sendBeacon;
+      }
+      expect(typeof navigator.sendBeacon).toBe('function');
+    });
+  });
+});

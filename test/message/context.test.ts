@@ -1,0 +1,281 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { buildContext, campaign, deviceType, freeze, LIBRARY, merge, osFromUserAgent, pageContext, type Environment } from '../../src/message/context';
+
+const UA = {
+  android: 'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Mobile Safari/537.36',
+  androidTablet: 'Mozilla/5.0 (Linux; Android 13; SM-X710) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36',
+  iphone: 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1',
+  ipad: 'Mozilla/5.0 (iPad; CPU OS 16_6 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/16.6 Mobile/15E148 Safari/604.1',
+  windows: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36',
+  mac: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Safari/605.1.15',
+  cros: 'Mozilla/5.0 (X11; CrOS x86_64 14541.0.0) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36',
+  linux: 'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0',
+};
+
+const PAGE = pageContext('https://shop.example/docs/a?utm_campaign=spring&utm_source=news&x=1', 'Docs', 'https://ref.example/');
+
+function env(extra: Partial<Environment> = {}): Environment {
+  return {
+    userAgent: UA.windows,
+    locale: 'en-GB',
+    timezone: 'Europe/Paris',
+    screen: { width: 1920, height: 1080, density: 2 },
+    ...extra,
+  };
+}
+
+describe('pageContext', () => {
+  it('splits a URL into path and search and keeps title, referrer and url', () => {
+    expect(pageContext('https://a.example/docs/x?q=1#h', 'T', 'https://r.example/')).toEqual({
+      path: '/docs/x',
+      referrer: 'https://r.example/',
+      search: '?q=1',
+      title: 'T',
+      url: 'https://a.example/docs/x?q=1#h',
+    });
+  });
+
+  it('gives an empty search when the URL has none', () => {
+    expect(pageContext('https://a.example/', '', '')).toMatchObject({ path: '/', search: '' });
+  });
+
+  it('does not throw on a URL it cannot parse', () => {
+    expect(pageContext('not a url', 'T', '')).toEqual({ path: '/', referrer: '', search: '', title: 'T', url: 'not a url' });
+  });
+});
+
+describe('campaign', () => {
+  it('maps utm_campaign to name and keeps other utm_ keys without the prefix', () => {
+    expect(campaign('?utm_campaign=spring&utm_source=news&utm_medium=email&utm_term=shoes&utm_content=a')).toEqual({
+      name: 'spring',
+      source: 'news',
+      medium: 'email',
+      term: 'shoes',
+      content: 'a',
+    });
+  });
+
+  it('ignores parameters that are not utm_', () => {
+    expect(campaign('?q=1&utm_source=x&ref=2')).toEqual({ source: 'x' });
+  });
+
+  it('decodes parameter values', () => {
+    expect(campaign('?utm_campaign=summer%20sale')).toEqual({ name: 'summer sale' });
+  });
+
+  it('is undefined when there are no utm_ parameters', () => {
+    expect(campaign('')).toBeUndefined();
+    expect(campaign('?q=1&utm=2')).toBeUndefined();
+  });
+});
+
+describe('osFromUserAgent', () => {
+  it('reads Android with its version', () => {
+    expect(osFromUserAgent(UA.android)).toEqual({ name: 'Android', version: '14' });
+  });
+
+  it('reads iPhone and iPad as iOS with a dotted version', () => {
+    expect(osFromUserAgent(UA.iphone)).toEqual({ name: 'iOS', version: '17.4.1' });
+    expect(osFromUserAgent(UA.ipad)).toEqual({ name: 'iOS', version: '16.6' });
+  });
+
+  it('reads Windows with its NT version', () => {
+    expect(osFromUserAgent(UA.windows)).toEqual({ name: 'Windows', version: '10.0' });
+  });
+
+  it('reads Mac OS X as macOS with a dotted version', () => {
+    expect(osFromUserAgent(UA.mac)).toEqual({ name: 'macOS', version: '10.15.7' });
+  });
+
+  it('reads CrOS as Chrome OS and plain Linux as Linux', () => {
+    expect(osFromUserAgent(UA.cros)).toEqual({ name: 'Chrome OS' });
+    expect(osFromUserAgent(UA.linux)).toEqual({ name: 'Linux' });
+  });
+
+  it('is undefined for a user agent it does not know', () => {
+    expect(osFromUserAgent('curl/8.0')).toBeUndefined();
+    expect(osFromUserAgent('')).toBeUndefined();
+  });
+
+  it('takes the name from the client-hint platform, keeping the UA version when it describes the same platform', () => {
+    expect(osFromUserAgent(UA.windows, 'Windows')).toEqual({ name: 'Windows', version: '10.0' });
+    expect(osFromUserAgent(UA.mac, 'macOS')).toEqual({ name: 'macOS', version: '10.15.7' });
+    expect(osFromUserAgent(UA.android, 'Android')).toEqual({ name: 'Android', version: '14' });
+  });
+
+  it('drops the UA version when the client-hint platform disagrees with the UA', () => {
+    expect(osFromUserAgent(UA.windows, 'Linux')).toEqual({ name: 'Linux' });
+    expect(osFromUserAgent(UA.mac, 'Windows')).toEqual({ name: 'Windows' });
+  });
+
+  it('uses the client-hint platform even when the UA says nothing', () => {
+    expect(osFromUserAgent('Mozilla/5.0', 'Chrome OS')).toEqual({ name: 'Chrome OS' });
+  });
+});
+
+describe('deviceType', () => {
+  it('is mobile for phones', () => {
+    expect(deviceType(UA.iphone)).toBe('mobile');
+    expect(deviceType(UA.android)).toBe('mobile');
+  });
+
+  it('is tablet for iPads and Android without Mobile', () => {
+    expect(deviceType(UA.ipad)).toBe('tablet');
+    expect(deviceType(UA.androidTablet)).toBe('tablet');
+  });
+
+  it('is desktop otherwise', () => {
+    expect(deviceType(UA.windows)).toBe('desktop');
+    expect(deviceType(UA.mac)).toBe('desktop');
+    expect(deviceType(UA.linux)).toBe('desktop');
+  });
+
+  it('is mobile when the client hints say mobile', () => {
+    expect(deviceType(UA.linux, true)).toBe('mobile');
+    expect(deviceType(UA.windows, false)).toBe('desktop');
+  });
+});
+
+describe('buildContext', () => {
+  it('fills library, page, userAgent, locale, timezone, channel and screen', () => {
+    const ctx = buildContext({ env: env(), page: PAGE });
+    expect(ctx.library).toEqual({ name: 'svc-analytics', version: LIBRARY.version });
+    expect(typeof ctx.library.version).toBe('string');
+    expect(ctx.library.version).not.toBe('');
+    expect(ctx.page).toEqual(PAGE);
+    expect(ctx.userAgent).toBe(UA.windows);
+    expect(ctx.locale).toBe('en-GB');
+    expect(ctx.timezone).toBe('Europe/Paris');
+    expect(ctx.channel).toBe('browser');
+    expect(ctx.screen).toEqual({ width: 1920, height: 1080, density: 2 });
+  });
+
+  it('adds campaign from the page URL utm_ parameters', () => {
+    expect(buildContext({ env: env(), page: PAGE }).campaign).toEqual({ name: 'spring', source: 'news' });
+  });
+
+  it('leaves campaign out when the page has no utm_ parameters', () => {
+    const ctx = buildContext({ env: env(), page: pageContext('https://a.example/?q=1', '', '') });
+    expect(ctx).not.toHaveProperty('campaign');
+  });
+
+  it('copies userAgentData, os and device', () => {
+    const userAgentData = { brands: [{ brand: 'Chromium', version: '124' }], mobile: false, platform: 'Windows' };
+    const ctx = buildContext({ env: env({ userAgentData, os: { name: 'Windows', version: '10.0' }, device: { type: 'desktop' } }), page: PAGE });
+    expect(ctx.userAgentData).toEqual(userAgentData);
+    expect(ctx.os).toEqual({ name: 'Windows', version: '10.0' });
+    expect(ctx.device).toEqual({ type: 'desktop' });
+  });
+
+  it('sets network from the connection type', () => {
+    expect(buildContext({ env: env(), page: PAGE, connectionType: 'wifi' }).network).toEqual({ cellular: false, wifi: true });
+    expect(buildContext({ env: env(), page: PAGE, connectionType: 'cellular' }).network).toEqual({ cellular: true, wifi: false });
+    expect(buildContext({ env: env(), page: PAGE })).not.toHaveProperty('network');
+  });
+
+  it('adds the high-entropy model and platform version when they arrived', () => {
+    const ctx = buildContext({
+      env: env({ os: { name: 'Android' }, device: { type: 'mobile' } }),
+      page: PAGE,
+      hints: { model: 'Pixel 8', platformVersion: '14.0.0' },
+    });
+    expect(ctx.device).toEqual({ type: 'mobile', model: 'Pixel 8' });
+    expect(ctx.os).toEqual({ name: 'Android', version: '14.0.0' });
+  });
+
+  it('is pure: the same parts give equal contexts, and the environment is not changed', () => {
+    const e = env();
+    const before = JSON.stringify(e);
+    const parts = { env: e, page: PAGE, connectionType: 'wifi', hints: { model: 'M' } };
+    expect(buildContext(parts)).toEqual(buildContext(parts));
+    expect(buildContext({ env: e, page: pageContext('https://a.example/?utm_source=x', '', '') }).campaign).toEqual({ source: 'x' });
+    expect(buildContext(parts).campaign).toEqual({ name: 'spring', source: 'news' });
+    expect(JSON.stringify(e)).toBe(before);
+  });
+
+  it('leaves optional facts out when the environment has none', () => {
+    const ctx = buildContext({ env: { userAgent: '', locale: '', screen: { width: 0, height: 0, density: 1 } }, page: PAGE });
+    expect(ctx).not.toHaveProperty('timezone');
+    expect(ctx).not.toHaveProperty('userAgentData');
+    expect(ctx).not.toHaveProperty('os');
+  });
+});
+
+describe('freeze', () => {
+  it('freezes plain data deeply, arrays included, and returns it', () => {
+    const data = { a: { b: [1, { c: 2 }] }, d: 'x' };
+    expect(freeze(data)).toBe(data);
+    expect(Object.isFrozen(data) && Object.isFrozen(data.a) && Object.isFrozen(data.a.b) && Object.isFrozen(data.a.b[1])).toBe(true);
+    expect(() => {
+      'use strict';
+      (data.a.b[1] as any).c = 3;
+    }).toThrow(TypeError);
+  });
+
+  it('leaves a merge over frozen data free to change', () => {
+    const out: any = merge(freeze({ page: { title: 't' }, library: { name: 'n' } }), { page: { title: 'mine' } });
+    out.page.title = 'again';
+    out.extra = 1;
+    expect(out.page.title).toBe('again');
+  });
+});
+
+describe('merge', () => {
+  afterEach(() => {
+    delete (Object.prototype as any).polluted;
+  });
+
+  it('deep-merges objects with the source winning', () => {
+    const target = { page: { url: 'u', title: 't' }, library: { name: 'x', version: '1' }, locale: 'en' };
+    const out = merge(target, { page: { title: 'mine' }, locale: 'fr', extra: { a: 1 } });
+    expect(out).toEqual({
+      page: { url: 'u', title: 'mine' },
+      library: { name: 'x', version: '1' },
+      locale: 'fr',
+      extra: { a: 1 },
+    });
+  });
+
+  it('does not modify its inputs', () => {
+    const target = { page: { url: 'u', title: 't' } };
+    const source = { page: { title: 'mine' } };
+    merge(target, source);
+    expect(target).toEqual({ page: { url: 'u', title: 't' } });
+    expect(source).toEqual({ page: { title: 'mine' } });
+  });
+
+  it('replaces arrays instead of merging them', () => {
+    expect(merge({ a: [1, 2, 3] }, { a: [9] })).toEqual({ a: [9] });
+    expect(merge({ a: { b: 1 } }, { a: [9] })).toEqual({ a: [9] });
+    expect(merge({ a: [1] }, { a: { b: 1 } })).toEqual({ a: { b: 1 } });
+  });
+
+  it('replaces non-objects, null included', () => {
+    expect(merge({ a: { b: 1 }, c: 1 }, { a: null, c: 'x' })).toEqual({ a: null, c: 'x' });
+    expect(merge({ a: 1 }, { a: { b: 1 } })).toEqual({ a: { b: 1 } });
+  });
+
+  it('returns the target unchanged when there is no source', () => {
+    expect(merge({ a: 1 }, undefined)).toEqual({ a: 1 });
+    expect(merge({ a: 1 }, null)).toEqual({ a: 1 });
+  });
+
+  it('keeps a __proto__ key as plain data and never pollutes Object.prototype', () => {
+    const source = JSON.parse('{"__proto__": {"polluted": true}, "nested": {"__proto__": {"polluted": true}}}');
+    const out: any = merge({ nested: { a: 1 } }, source);
+    expect(({} as any).polluted).toBeUndefined();
+    expect((Object.prototype as any).polluted).toBeUndefined();
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+    expect(Object.getPrototypeOf(out.nested)).toBe(Object.prototype);
+    expect(Object.prototype.hasOwnProperty.call(out, '__proto__')).toBe(true);
+    expect(Object.getOwnPropertyDescriptor(out, '__proto__')!.value).toEqual({ polluted: true });
+    expect(out.nested.a).toBe(1);
+    expect(out.polluted).toBeUndefined();
+  });
+
+  it('does not pollute through a constructor.prototype path', () => {
+    const source = JSON.parse('{"constructor": {"prototype": {"polluted": true}}}');
+    merge({}, source);
+    expect(({} as any).polluted).toBeUndefined();
+  });
+});

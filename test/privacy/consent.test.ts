@@ -1,0 +1,139 @@
+import { net, sent, start } from '../harness';
+import { afterEach, describe, expect, it } from 'vitest';
+import { decide, preferencesOf } from '../../src/privacy/consent';
+
+describe('decide', () => {
+  const cats = ['analytics', 'ads'];
+  it('is open without categories', () => expect(decide(undefined, undefined, 'open')).toBe('open'));
+  it('is pending until every listed category is decided', () => {
+    expect(decide(cats, undefined, 'pending')).toBe('pending');
+    expect(decide(cats, { analytics: true }, 'pending')).toBe('pending');
+    expect(decide(cats, { other: false }, 'pending')).toBe('pending');
+  });
+  it('opens when every listed category is granted', () => expect(decide(cats, { analytics: true, ads: true, x: false }, 'pending')).toBe('open'));
+  it('denies on a refusal, but a withdrawal after a grant holds again', () => {
+    expect(decide(cats, { analytics: true, ads: false }, 'pending')).toBe('denied');
+    expect(decide(cats, { analytics: false }, 'open')).toBe('pending');
+    expect(decide(cats, { analytics: false }, 'pending')).toBe('denied');
+  });
+  it('stays denied until a grant', () => {
+    expect(decide(cats, { other: true }, 'denied')).toBe('denied');
+    expect(decide(cats, { analytics: true, ads: true }, 'denied')).toBe('open');
+  });
+  it('keeps boolean preferences only', () => {
+    expect(preferencesOf({ a: true, b: 'yes', c: false })).toEqual({ a: true, c: false });
+    expect(preferencesOf(null)).toBeUndefined();
+    expect(preferencesOf([true])).toBeUndefined();
+  });
+});
+
+const databases = async () => (await indexedDB.databases()).map((d) => d.name);
+// Nothing stored anywhere by the library.
+async function expectNothingStored() {
+  // (a cookie deleted by max-age=0 may show with an empty value in happy-dom)
+  expect(document.cookie.split(/;\s*/).filter((c) => c && !c.endsWith('='))).toEqual([]);
+  expect(Object.keys(localStorage)).toEqual([]);
+  expect(await databases()).toEqual([]);
+}
+
+afterEach(() => {
+  delete (navigator as any).globalPrivacyControl;
+});
+
+describe('consent-pending mode', () => {
+  const CONSENT = { consent: { categories: ['analytics'] } };
+
+  it('holds calls in memory, storing and sending nothing, then sends them in call order on a grant, with the decision', async () => {
+    const { api } = start(CONSENT);
+    const first = await api.track('One', { n: 1 });
+    await api.identify('u1', { plan: 'pro' });
+    await api.page();
+    await api.flush();
+    expect(net.fetch).not.toHaveBeenCalled();
+    await expectNothingStored();
+    const anonymousId = api.user().anonymousId();
+    api.consent({ analytics: true, ads: false });
+    await api.flush();
+    const out = sent();
+    expect(out.map((m) => m.type)).toEqual(['track', 'identify', 'page']);
+    expect(out[0].messageId).toBe(first.event.messageId);
+    expect(out[0].timestamp).toBe(first.event.timestamp);
+    expect(new Set(out.map((m) => m.anonymousId))).toEqual(new Set([anonymousId]));
+    for (const m of out) expect(m.context.consent).toEqual({ categoryPreferences: { analytics: true, ads: false } });
+    // now it persists, with what the page did meanwhile
+    expect(localStorage.getItem('svc_anonymous_id')).toBe(JSON.stringify(anonymousId));
+    expect(localStorage.getItem('svc_user_id')).toBe('"u1"');
+    expect(api.user().id()).toBe('u1');
+    const { event } = await api.track('After');
+    expect(event.context.consent).toEqual({ categoryPreferences: { analytics: true, ads: false } });
+  });
+
+  it('a denial discards the held calls and writes nothing; later calls are refused until a grant', async () => {
+    const { api } = start(CONSENT);
+    await api.track('Held');
+    api.consent({ analytics: false });
+    await expect(api.track('Later')).rejects.toMatchObject({ code: 'consent_denied' });
+    await api.flush();
+    expect(net.fetch).not.toHaveBeenCalled();
+    await expectNothingStored();
+    api.consent({ analytics: true });
+    await api.track('Granted');
+    await api.flush();
+    expect(sent().map((m) => m.event)).toEqual(['Granted']);
+  });
+
+  it('a withdrawal removes the queue and the stored identity, and holds calls again', async () => {
+    const { api } = start({ ...CONSENT, flushInterval: 3600000 });
+    api.consent({ analytics: true });
+    await api.identify('u1');
+    await api.track('Queued');
+    expect(localStorage.getItem('svc_user_id')).toBe('"u1"');
+    net.fetch.mockClear();
+    api.consent({ analytics: false });
+    await api.ready();
+    expect(localStorage.getItem('svc_user_id')).toBeNull();
+    expect(localStorage.getItem('svc_anonymous_id')).toBeNull();
+    await api.track('Held again');
+    await api.flush();
+    // what was queued was removed; the held call waits
+    expect(sent().map((m) => m.event)).not.toContain('Held again');
+    api.consent({ analytics: true });
+    await api.flush();
+    expect(sent().map((m) => m.event)).toContain('Held again');
+    expect(sent().map((m) => m.event)).not.toContain('Queued');
+  });
+});
+
+describe('opt-out', () => {
+  it('optOut removes the queue and the stored identity, refuses later calls, and survives a reload; optIn reverses it', async () => {
+    let { api } = start();
+    await api.identify('u1');
+    const before = api.user().anonymousId();
+    api.optOut();
+    await expect(api.track('X')).rejects.toMatchObject({ code: 'opted_out' });
+    expect(localStorage.getItem('svc_anonymous_id')).toBeNull();
+    expect(localStorage.getItem('svc_user_id')).toBeNull();
+    expect(localStorage.getItem('svc_opt_out')).toBe('true');
+    // a new page load
+    ({ api } = start());
+    await expect(api.track('Y')).rejects.toMatchObject({ code: 'opted_out' });
+    api.optIn();
+    const { event } = await api.track('Z');
+    expect(event.anonymousId).not.toBe(before);
+    expect(localStorage.getItem('svc_opt_out')).toBe('false');
+    ({ api } = start());
+    await expect(api.track('W')).resolves.toBeTruthy();
+  });
+
+  it('respectGPC treats navigator.globalPrivacyControl === true as an opt-out, storing nothing', async () => {
+    (navigator as any).globalPrivacyControl = true;
+    const { api } = start({ respectGPC: true });
+    await expect(api.track('X')).rejects.toMatchObject({ code: 'opted_out' });
+    await api.flush();
+    expect(net.fetch).not.toHaveBeenCalled();
+    await expectNothingStored();
+    // without respectGPC the signal is not read
+    const other = start();
+    await expect(other.api.track('Y')).resolves.toBeTruthy();
+  });
+});
