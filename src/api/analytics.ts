@@ -15,7 +15,7 @@ import type {
   PageContext,
   User,
 } from '../message/types';
-import { analyticsError, createEpisodes, refused } from '../message/errors';
+import { analyticsError, createEpisodes, describe, refused } from '../message/errors';
 import { normalise } from '../message/call';
 import { monotonicUlid } from '../message/ulid';
 import { buildContext, freeze, pageContext, type Environment, type Hints } from '../message/context';
@@ -23,13 +23,10 @@ import { buildMessage, checkMessage, type BuiltMessage } from '../message/messag
 import { byteLength, copyJSON, MESSAGE_LIMIT, stringify } from '../message/validate';
 import { readEnvironment, connectionType, highEntropyHints } from '../message/environment';
 import { createIdentity, KEYS, uuid, type Identity } from '../identity/identity';
-import { clearStored, createQueue, type Queue, type QueueBounds } from '../delivery/queue';
+import { clearStored, type QueueBounds } from '../delivery/queue';
+import { startDelivery, type Delivery } from '../delivery/start';
 import { NOTE_KEY } from '../delivery/handoff';
 import { decide, preferencesOf, type Gate, type Preferences } from '../privacy/consent';
-import { createTabs, LEASE_MS, ORPHAN_GRACE_MS } from '../delivery/tabs';
-import { createTransport } from '../delivery/transport';
-import { createScheduler, type Scheduler } from '../delivery/scheduler';
-import { listenLifecycle } from '../delivery/lifecycle';
 import { createEmitter, createGuard } from './emitter';
 import { resolve } from './config';
 import type { EcommerceHelpers, TrackFn } from '../helpers/ecommerce';
@@ -169,10 +166,6 @@ interface Core {
   consentRoom: number;
 }
 
-interface Delivery {
-  queue: Queue;
-  scheduler: Scheduler;
-}
 
 /**
  * Creates an instance: usable at once (calls before `load` wait for it), wired call → message (context, validation)
@@ -184,7 +177,7 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
   const debugMode = createDebugMode(loadDebug);
   // A function of the page that throws is reported as an `'error'` (a throwing `'error'` handler only in debug mode).
   const pageThrew = (e: unknown, name?: string) => {
-    const error = analyticsError('callback_error', `a callback or handler of the page threw: ${(e as Error)?.message || e}`);
+    const error = analyticsError('callback_error', `a callback or handler of the page threw: ${describe(e)}`);
     name == 'error' ? debugMode.use((tools) => tools.log('error', [error])) : report(error);
   };
   const emitter = createEmitter(pageThrew, (name, args) => debugMode.use((tools) => tools.log(name, args)));
@@ -328,7 +321,7 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
       out = transforms.run(message);
     } catch (e) {
       // (a page object read outside its function: a getter of a payload that throws)
-      out = analyticsError('middleware_error', `a source middleware or plugin passed on what cannot be read: ${(e as Error)?.message || e}`, [message.messageId]);
+      out = analyticsError('middleware_error', `a source middleware or plugin passed on what cannot be read: ${describe(e)}`, [message.messageId]);
       report(out);
     }
     // Every step answered at once, and no earlier message is still on its way: queued now.
@@ -418,7 +411,7 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
       if (options.debug) debugMode.set(true);
       core = start(writeKey, options);
     } catch (e) {
-      return report(analyticsError('invalid_arguments', `load failed: ${(e as Error)?.message || e}`));
+      return report(analyticsError('invalid_arguments', `load failed: ${describe(e)}`));
     }
     api.initialized = true;
     const replayRecorded = recordedCalls;
@@ -493,61 +486,16 @@ export function createAnalytics(loadDebug?: () => Promise<DebugTools>) {
     return instance;
   }
 
-  // Storage and delivery: identity persisted, the queue, tabs, scheduler and page lifecycle.
+  // Storage and delivery (src/delivery/start.ts); `ready` once the stored queue was read.
   function deliver(instance: Core, writeKey: string, settings: ReturnType<typeof resolve>): Delivery {
-    const { identity, owner } = instance;
-    identity.persist();
-    // Another tab's lock was released (that tab is gone): its records are orphans, adopted now.
-    const tabs = createTabs(owner, () => adopt().then(scheduler.notify));
-    let fellBack = false;
-    const queue = createQueue(owner, settings.bounds, {
-      expired: (ids) => report(analyticsError('expired', `${ids.length} queued message(s) older than queue.maxAgeMs dropped`, ids)),
-      fallback: (e) => {
-        if (!fellBack) report(analyticsError('storage_unavailable', `IndexedDB is unusable (${(e as Error)?.message || e}): messages are kept in this page's memory`));
-        fellBack = true;
-      },
-    });
-    const scheduler = createScheduler({ ...settings, queue, tabs, transport: createTransport(), writeKey, report, emit: emitter.emit });
-    tabs.enter();
-    // Under the tabs' lock, so two tabs never adopt the same orphan, and only after ORPHAN_GRACE_MS (see
-    // `queue.adopt`). Without Web Locks nothing tells us when a tab dies: look again when the oldest record left to
-    // another tab comes to the end of its lease, and at least every half lease (a tab that closes later leaves
-    // records this one has not seen yet).
-    let adoptTimer: ReturnType<typeof setTimeout> | undefined;
-    const adopt = (): Promise<void> =>
-      // (not while nothing may be stored or sent: a withdrawal, an opt-out)
-      gate != 'open'
-        ? Promise.resolve()
-        : tabs
-        .exclusive((held) => tabs.orphans().then((isOrphan) => queue.adopt(isOrphan, ORPHAN_GRACE_MS, held)))
-        .then(({ left, due }) => {
-          clearTimeout(adoptTimer);
-          const now = Date.now();
-          let at = due || Infinity;
-          if (tabs.leased()) at = Math.min(at, now + LEASE_MS / 2, left ? left + LEASE_MS : Infinity);
-          if (at < Infinity) adoptTimer = setTimeout(() => adopt().then(scheduler.notify), at - now);
-        })
-        .catch(() => {}); // the store is unusable: the queue lives in memory (reported as storage_unavailable)
-    instance.ready = adopt().then(() => {
+    const delivery = startDelivery({ ...settings, owner: instance.owner, writeKey, identity: instance.identity, open: () => gate == 'open', report, emit: emitter.emit });
+    instance.ready = delivery.ready.then(() => {
       // (a page that was consent pending said `ready` at load)
       if (!readySaid) emitter.emit('ready');
       readySaid = true;
-      scheduler.notify();
+      delivery.scheduler.notify();
     });
-    listenLifecycle({
-      exit(how) {
-        scheduler.exit(how);
-        if (how != 'hidden') tabs.leave();
-      },
-      resume(restored) {
-        identity.reload();
-        scheduler.shown();
-        if (restored) tabs.enter();
-        (restored ? queue.reconcile() : Promise.resolve()).then(adopt).then(scheduler.notify);
-      },
-      online: () => scheduler.flush(),
-    });
-    return { queue, scheduler };
+    return delivery;
   }
 
   // Removes what the library stored: the queue (this tab's and the store), the stored identity, the stub's buffer

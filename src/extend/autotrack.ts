@@ -1,5 +1,5 @@
 import type { AnalyticsError, CallOptions } from '../message/types';
-import { analyticsError } from '../message/errors';
+import { analyticsError, describe } from '../message/errors';
 
 /**
  * `trackLink` / `trackForm` (and their analytics.js aliases `trackClick` / `trackSubmit`), CONTRACT section 2.
@@ -64,7 +64,7 @@ export function createAutotrack({ track, report, timeout }: AutotrackDeps) {
       const props = typeof properties == 'function' ? properties(el) : properties;
       return track(name, props, options);
     } catch (e) {
-      report(analyticsError('callback_error', `trackLink/trackForm: a function of the page threw: ${(e as Error)?.message || e}`));
+      report(analyticsError('callback_error', `trackLink/trackForm: a function of the page threw: ${describe(e)}`));
     }
   };
   // Runs `then` once the message is queued, or after `timeout` ms.

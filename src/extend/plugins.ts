@@ -1,5 +1,5 @@
 import type { AnalyticsError, JSONObject, Message } from '../message/types';
-import { analyticsError } from '../message/errors';
+import { analyticsError, describe } from '../message/errors';
 import { copyJSON } from '../message/validate';
 
 /**
@@ -139,7 +139,7 @@ export function createTransforms(settings: TransformSettings, report: (e: Analyt
   let pending = 0;
 
   const failed = (code: 'middleware_error' | 'plugin_error', who: string, e: unknown, ids: string[], outcome = 'message dropped') => {
-    const error = analyticsError(code, `${who} ${e == 'timeout' ? `did not finish within ${settings.timeout} ms` : `threw: ${(e as Error)?.message || e}`}; ${outcome}`, ids);
+    const error = analyticsError(code, `${who} ${e == 'timeout' ? `did not finish within ${settings.timeout} ms` : `threw: ${describe(e)}`}; ${outcome}`, ids);
     report(error);
     return error;
   };

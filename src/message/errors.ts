@@ -35,3 +35,6 @@ export function createEpisodes(code: ErrorCode, text: (count: number) => string,
     },
   };
 }
+
+/** What a thrown value says, for an error's text: its `message`, or the value itself. */
+export const describe = (e: unknown): string => String((e as Error)?.message || e);

@@ -1,6 +1,6 @@
 import type { AnalyticsError, JSONObject, JSONValue, Message, MessageContext, MessageType, PageContext } from './types';
 import type { NormalisedCall } from './call';
-import { analyticsError } from './errors';
+import { analyticsError, describe } from './errors';
 import { merge } from './context';
 import { byteLength, MESSAGE_LIMIT, ownKeys, sanitize, stringify, timestamp } from './validate';
 
@@ -71,7 +71,7 @@ export function buildMessage(parts: MessageParts): BuiltMessage | AnalyticsError
     callContext = options.context == null ? undefined : sanitize(options.context);
     callIntegrations = options.integrations == null ? undefined : sanitize(options.integrations);
   } catch (e) {
-    return analyticsError('invalid_payload', `could not read the call's data: ${(e as Error)?.message || e}`);
+    return analyticsError('invalid_payload', `could not read the call's data: ${describe(e)}`);
   }
   for (const k of OBJECTS) if (k in fields && !isObject(clean[k])) return analyticsError('invalid_payload', `${k} must be an object`);
   if (callContext !== undefined && !isObject(callContext)) return analyticsError('invalid_payload', 'context must be an object');
@@ -134,7 +134,7 @@ export function checkMessage(original: Message, changed: unknown): BuiltMessage 
   try {
     m = sanitize(changed);
   } catch (e) {
-    return bad(`could not read the message: ${(e as Error)?.message || e}`);
+    return bad(`could not read the message: ${describe(e)}`);
   }
   if (!isObject(m)) return bad('the message must be an object');
   m.type = original.type;

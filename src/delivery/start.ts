@@ -1,0 +1,87 @@
+import type { AnalyticsError } from '../message/types';
+import type { Identity } from '../identity/identity';
+import { analyticsError, describe } from '../message/errors';
+import { createQueue, type Queue, type QueueBounds } from './queue';
+import { createTabs, LEASE_MS, ORPHAN_GRACE_MS } from './tabs';
+import { createTransport } from './transport';
+import { createScheduler, type Scheduler } from './scheduler';
+import { listenLifecycle } from './lifecycle';
+
+/** What delivery needs to start: where and how to send, and who to tell. */
+export interface DeliverySettings {
+  /** This tab's id (the owner of the records it queues). */
+  owner: string;
+  writeKey: string;
+  /** `{apiHost}/v1/batch` */
+  url: string;
+  flushAt: number;
+  flushInterval: number;
+  bounds: QueueBounds;
+  identity: Identity;
+  /** False while nothing may be stored or sent (a withdrawal, an opt-out): other tabs' records are not adopted. */
+  open(): boolean;
+  report(error: AnalyticsError): void;
+  emit(name: string, ...args: unknown[]): void;
+}
+
+/** Storage and delivery, started: `ready` resolves once the stored queue was read (and orphans adopted). */
+export interface Delivery {
+  queue: Queue;
+  scheduler: Scheduler;
+  ready: Promise<void>;
+}
+
+/**
+ * Starts storage and delivery (once storing is allowed): persists the identity, opens the queue, joins the tabs,
+ * adopts what closed tabs left, and listens to the page's lifecycle.
+ */
+export function startDelivery(s: DeliverySettings): Delivery {
+  const { identity, owner, report } = s;
+  identity.persist();
+  // Another tab's lock was released (that tab is gone): its records are orphans, adopted now.
+  const tabs = createTabs(owner, () => adopt().then(scheduler.notify));
+  let fellBack = false;
+  const queue = createQueue(owner, s.bounds, {
+    expired: (ids) => report(analyticsError('expired', `${ids.length} queued message(s) older than queue.maxAgeMs dropped`, ids)),
+    fallback: (e) => {
+      if (!fellBack) report(analyticsError('storage_unavailable', `IndexedDB is unusable (${describe(e)}): messages are kept in this page's memory`));
+      fellBack = true;
+    },
+  });
+  const scheduler = createScheduler({ ...s, queue, tabs, transport: createTransport() });
+  tabs.enter();
+  // Under the tabs' lock, so two tabs never adopt the same orphan, and only after ORPHAN_GRACE_MS (see
+  // `queue.adopt`). Without Web Locks nothing tells us when a tab dies: look again when the oldest record left to
+  // another tab comes to the end of its lease, and at least every half lease (a tab that closes later leaves
+  // records this one has not seen yet).
+  let adoptTimer: ReturnType<typeof setTimeout> | undefined;
+  const adopt = (): Promise<void> =>
+    // (not while nothing may be stored or sent: a withdrawal, an opt-out)
+    !s.open()
+      ? Promise.resolve()
+      : tabs
+          .exclusive((held) => tabs.orphans().then((isOrphan) => queue.adopt(isOrphan, ORPHAN_GRACE_MS, held)))
+          .then(({ left, due }) => {
+            clearTimeout(adoptTimer);
+            const now = Date.now();
+            let at = due || Infinity;
+            if (tabs.leased()) at = Math.min(at, now + LEASE_MS / 2, left ? left + LEASE_MS : Infinity);
+            if (at < Infinity) adoptTimer = setTimeout(() => adopt().then(scheduler.notify), at - now);
+          })
+          .catch(() => {}); // the store is unusable: the queue lives in memory (reported as storage_unavailable)
+  const ready = adopt();
+  listenLifecycle({
+    exit(how) {
+      scheduler.exit(how);
+      if (how != 'hidden') tabs.leave();
+    },
+    resume(restored) {
+      identity.reload();
+      scheduler.shown();
+      if (restored) tabs.enter();
+      (restored ? queue.reconcile() : Promise.resolve()).then(adopt).then(scheduler.notify);
+    },
+    online: () => scheduler.flush(),
+  });
+  return { queue, scheduler, ready };
+}
