@@ -3,6 +3,7 @@ import 'fake-indexeddb/auto';
 import { IDBFactory } from 'fake-indexeddb';
 import { afterEach, beforeEach, vi } from 'vitest';
 import { createAnalytics } from '../src/api/analytics';
+import { createTransforms } from '../src/extend/plugins';
 import { addHelpers } from '../src/helpers/add-helpers';
 import type { AnalyticsError, LoadOptions, Message } from '../src/message/types';
 
@@ -24,7 +25,7 @@ export function clearCookies() {
 
 /** A loaded instance, and the errors it reported. */
 export function start(options: LoadOptions = {}) {
-  const { api: core, helperDeps } = createAnalytics();
+  const { api: core, helperDeps } = createAnalytics({ transforms: createTransforms });
   const api = addHelpers(core, helperDeps); // as the bundle and the npm entry
   const errors: AnalyticsError[] = [];
   api.on('error', (e: AnalyticsError) => errors.push(e));

@@ -1,4 +1,4 @@
-import type { RecordedPage } from './analytics';
+import type { RecordedPage } from './types';
 import { stringify } from '../message/validate';
 
 declare const __BUFFER_KEY__: string;
@@ -37,6 +37,9 @@ export function readBuffer(): BufferedCall[] {
     return [];
   }
 }
+
+/** Removes the stub's buffer (an opt-out, a denial of consent: nothing of the visitor's is kept). */
+export const clearBuffer = () => writeBuffer([]);
 
 function writeBuffer(b: BufferedCall[]) {
   try {

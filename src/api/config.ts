@@ -1,6 +1,6 @@
 import type { LoadOptions } from '../message/types';
 import { DEFAULT_BOUNDS, type QueueBounds } from '../delivery/queue';
-import { DEFAULT_MIDDLEWARE_TIMEOUT } from '../extend/plugins';
+import { DEFAULT_MIDDLEWARE_TIMEOUT } from '../extend/transforms';
 
 /** The service's US host; the EU host has `-eu` on its first label. */
 export const DEFAULT_API_HOST = 'cdp.svc.example';

@@ -33,3 +33,9 @@ export function createEmitter(thrown: (error: unknown, name: string) => void, ta
     },
   };
 }
+
+/** `fn` for its first call only (later calls do nothing). */
+export function once(fn: () => void): () => void {
+  let done = false;
+  return () => void (done || ((done = true), fn()));
+}

@@ -31,3 +31,6 @@ export function createDebugMode(load?: () => Promise<DebugTools>) {
     use,
   };
 }
+
+/** The debug mode of an instance. */
+export type DebugMode = ReturnType<typeof createDebugMode>;

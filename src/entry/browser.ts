@@ -3,23 +3,36 @@ import { createAnalytics } from '../api/analytics';
 import { addHelpers } from '../helpers/add-helpers';
 import { takeOverBuffer, type BufferedCall } from '../api/buffer';
 import type { DebugTools } from '../debug/debug';
+import { createTransforms } from '../extend/plugins';
+
+/** What the lazy chunk (dist/analytics.debug.min.js, src/entry/debug-browser.ts) leaves for the bundle. */
+export interface LazyChunk {
+  tools: DebugTools;
+}
 
 const w = window as any;
 const EARLY = /^(on|once|off|register|add(Source|Destination|Integration)Middleware)$/;
 const stub = w.analytics;
-// The debug tools (dist/analytics.debug.min.js) live next to this bundle; inserted on `debug(true)` only, with this
-// script's nonce (a strict CSP allows them then).
-const self = document.currentScript as HTMLScriptElement | null;
-const loadDebug = () =>
-  new Promise<DebugTools>((loaded, failed) => {
+// The lazy chunk (dist/analytics.debug.min.js: the debug tools) lives next to this bundle; inserted on `debug(true)`
+// only, with this script's nonce (a strict CSP
+// allows it then). A chunk that failed to load is fetched again on the next need.
+const self = document.currentScript;
+const src = self instanceof HTMLScriptElement ? self.src : '';
+let chunk: Promise<LazyChunk> | undefined;
+const loadChunk = () =>
+  (chunk ||= new Promise<LazyChunk>((loaded, failed) => {
+    if (!src) return failed('no script URL to load it from');
     const s = document.createElement('script');
     // the bundle's file name replaced, its query kept (a version or a signature)
-    s.src = self!.src.replace(/[^/?#]*(?=[?#]|$)/, 'analytics.debug.min.js');
-    s.nonce = self!.nonce;
-    s.onload = () => loaded(w.svcAnalyticsDebug);
-    s.onerror = failed;
+    s.src = src.replace(/[^/?#]*(?=[?#]|$)/, 'analytics.debug.min.js');
+    s.nonce = (self as HTMLScriptElement).nonce;
+    s.onload = () => (w.svcAnalyticsDebug && w.svcAnalyticsDebug.tools ? loaded(w.svcAnalyticsDebug) : failed('not the library\'s chunk'));
+    s.onerror = () => failed('the script failed to load');
     document.head.appendChild(s);
-  });
+  }).catch((e) => {
+    chunk = undefined;
+    throw e;
+  }));
 // A second copy of the bundle on the page leaves the first one in charge.
 if (!stub || !stub.VERSION) {
   try {
@@ -30,7 +43,10 @@ if (!stub || !stub.VERSION) {
 }
 
 function takeOver() {
-  const { api, load, replay, helperDeps } = createAnalytics(self && self.src ? loadDebug : undefined);
+  const { api, load, replay, helperDeps } = createAnalytics({
+    debug: src ? () => loadChunk().then((c) => c.tools) : undefined,
+    transforms: createTransforms,
+  });
   addHelpers(api, helperDeps);
   const calls: BufferedCall[] = Array.isArray(stub) ? stub.splice(0) : [];
   w.analytics = api;

@@ -1,12 +1,13 @@
 // `svc-analytics/core`: the npm entry without the helper namespaces (`ecommerce`, `semantic`), for apps that do not
 // use them: their tables tree-shake away. Everything else is the `svc-analytics` entry's.
 import type { BrowserSettings, LoadOptions } from '../message/types';
-import type { CoreAnalytics } from '../api/analytics';
+import type { CoreAnalytics } from '../api/types';
 import { loadBrowser } from './npm';
 
 /** `AnalyticsBrowser.load({ writeKey }, options)` returns the API without `ecommerce` and `semantic`. */
 export const AnalyticsBrowser = {
   load: (settings: BrowserSettings, options?: LoadOptions): CoreAnalytics => loadBrowser(settings, options),
 };
-export type { CoreAnalytics } from '../api/analytics';
+export type { CoreAnalytics, Group } from '../api/types';
+export type * from '../extend/types';
 export type * from '../message/types';

@@ -1,6 +1,6 @@
 // Opt-in types for snippet users: `import type {} from 'svc-analytics/global'` (or a `/// <reference types=...>`)
 // declares `window.analytics` as the library's API. Not imported by the library itself.
-import type { Analytics } from '../api/analytics';
+import type { Analytics } from '../helpers/add-helpers';
 
 declare global {
   interface Window {

@@ -1,5 +1,5 @@
 import type { BrowserSettings, LoadOptions } from '../message/types';
-import type { Analytics } from '../api/analytics';
+import type { Analytics } from '../helpers/add-helpers';
 import { loadBrowser } from './npm';
 import { addHelpers } from '../helpers/add-helpers';
 
@@ -10,7 +10,9 @@ import { addHelpers } from '../helpers/add-helpers';
 export const AnalyticsBrowser = {
   load: (settings: BrowserSettings, options?: LoadOptions): Analytics => loadBrowser(settings, options, addHelpers) as Analytics,
 };
-export type { Analytics, CoreAnalytics } from '../api/analytics';
+export type { Analytics } from '../helpers/add-helpers';
+export type { CoreAnalytics, Group } from '../api/types';
+export type * from '../extend/types';
 export type * from '../message/types';
 export type * from '../helpers/ecommerce';
 export type * from '../helpers/semantic';

@@ -1,6 +1,8 @@
 import type { BrowserSettings, LoadOptions } from '../message/types';
-import { createAnalytics, type CoreAnalytics, type HelperDeps } from '../api/analytics';
-import type { Plugin } from '../extend/plugins';
+import type { CoreAnalytics, HelperDeps } from '../api/types';
+import { createAnalytics } from '../api/analytics';
+import { createTransforms } from '../extend/plugins';
+import type { Plugin } from '../extend/types';
 
 // One instance per write key in a page, whatever loads it again: React's StrictMode runs effects twice, and hot
 // module reload evaluates this module again (so the registry lives on the global object, not in this module). Both
@@ -26,7 +28,7 @@ export function loadBrowser(settings: BrowserSettings, options?: LoadOptions, ex
   let instance = registry && typeof writeKey == 'string' ? registry.get(writeKey) : undefined;
   if (!instance) {
     // The debug tools are a chunk of their own, imported on `debug(true)` only.
-    const { api, helperDeps } = createAnalytics(() => import('../debug/debug').then((m) => m.createDebugTools()));
+    const { api, helperDeps } = createAnalytics({ debug: () => import('../debug/debug').then((m) => m.createDebugTools()), transforms: createTransforms });
     instance = { api, helperDeps };
     if (extend) extend(api, helperDeps);
     // On a server (SSR) `load` does nothing and touches no browser global; calls are refused with `not_loaded`.

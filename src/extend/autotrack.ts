@@ -1,5 +1,6 @@
 import type { AnalyticsError, CallOptions } from '../message/types';
 import { analyticsError, describe } from '../message/errors';
+import type { Elements, OfElement } from './types';
 
 /**
  * `trackLink` / `trackForm` (and their analytics.js aliases `trackClick` / `trackSubmit`), CONTRACT section 2.
@@ -11,11 +12,6 @@ import { analyticsError, describe } from '../message/errors';
  * site's own handlers. Only when the message cannot be queued at once (a source middleware or plugin that answers
  * later, or a call before `load`) is the navigation held until it is, for at most `timeout` ms.
  */
-
-/** What trackLink/trackForm take: an element, an array, a NodeList, or a jQuery object. */
-export type Elements = Element | ArrayLike<Element> | { toArray(): Element[] } | null | undefined;
-/** A value, or a function of the element that gives it. */
-export type OfElement<T> = T | ((element: Element) => T);
 
 export interface AutotrackDeps {
   /** Sends a track call; `queued` says whether the message is in the queue already. */

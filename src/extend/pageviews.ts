@@ -1,4 +1,4 @@
-import type { RecordedPage } from '../api/analytics';
+import type { RecordedPage } from '../api/types';
 
 /**
  * `trackPageViews`: a page view at load and one for every same-document URL change (history.pushState,

@@ -1,4 +1,6 @@
-import type { AnalyticsError, JSONObject, Message } from '../message/types';
+import type { AnalyticsError, Message } from '../message/types';
+import type { TransformSettings } from './transforms';
+import type { Payload, Plugin, PluginContext, SourceMiddleware } from './types';
 import { analyticsError, describe } from '../message/errors';
 import { copyJSON } from '../message/validate';
 
@@ -7,53 +9,6 @@ import { copyJSON } from '../message/validate';
  * (`addSourceMiddleware`) and analytics.js plugins (`register`). Nothing here runs, and no call waits, until a site
  * adds one.
  */
-
-/** What an analytics.js source middleware receives. */
-export interface MiddlewareParams {
-  /** The message (`payload.obj`), with analytics.js's facade getters (`payload.type()`, `payload.event()`, ...). */
-  payload: Payload;
-  /** The load-time default `integrations`. */
-  integrations: JSONObject;
-  /** Passes the message on (`next(payload)`); a middleware that does not call it drops the message. */
-  next: (payload?: Payload | null) => void;
-}
-export type SourceMiddleware = (params: MiddlewareParams) => unknown;
-
-/** `payload` of a source middleware: `obj` is the message. */
-export interface Payload {
-  obj: Message;
-  rawEvent(): Message;
-  [getter: string]: unknown;
-}
-
-/** The context a plugin hook receives and returns: `event` is the message. */
-export interface PluginContext {
-  id: string;
-  event: Message;
-  /** Sets the value at a dotted path of the message (`'properties.plan'`), as analytics.js. */
-  updateEvent(path: string, value: unknown): Message;
-  /** Cancels the message: it is not queued (from a `before` or `enrichment` hook). */
-  cancel(error?: unknown): never;
-  log(level?: string, message?: string, extras?: unknown): void;
-  stats: { increment(...args: unknown[]): void; gauge(...args: unknown[]): void };
-}
-
-type Hook = (ctx: PluginContext) => unknown;
-
-/** An analytics.js plugin. `destination` plugins are accepted and never run: there are no device-mode destinations. */
-export interface Plugin {
-  name: string;
-  type: 'before' | 'enrichment' | 'after' | 'utility' | 'destination';
-  version?: string;
-  isLoaded?: () => boolean;
-  load?: (ctx: PluginContext, analytics: unknown) => unknown;
-  track?: Hook;
-  page?: Hook;
-  identify?: Hook;
-  group?: Hook;
-  alias?: Hook;
-  screen?: Hook;
-}
 
 // The message getters of analytics.js's facade that sites' middleware reads (`payload.event()`).
 const GETTERS = ['type', 'event', 'name', 'category', 'userId', 'anonymousId', 'groupId', 'previousId', 'messageId', 'timestamp', 'properties', 'traits', 'context', 'integrations'];
@@ -110,17 +65,6 @@ function bounded<T>(ms: number, work: (done: (v: T) => void) => unknown): Promis
 
 // A copy of what a function of the page receives: it changes nothing but what it passes on.
 const copy = (m: Message): Message => copyJSON(m);
-
-/** Set by `load` (a middleware may be added before it): read when a message goes through. */
-export interface TransformSettings {
-  /** The load-time default `integrations` (what a middleware gets as `integrations`). */
-  integrations: JSONObject;
-  /** How long one middleware, hook or plugin `load` may take, in ms. */
-  timeout: number;
-}
-
-/** `middlewareTimeout` default: one second. */
-export const DEFAULT_MIDDLEWARE_TIMEOUT = 1000;
 
 /**
  * Source middleware and plugins. `run` passes a message through the `before` chain (middlewares and `before` plugins
@@ -270,3 +214,5 @@ export function createTransforms(settings: TransformSettings, report: (e: Analyt
 }
 
 export type Transforms = ReturnType<typeof createTransforms>;
+/** What creates the stage (`createTransforms`, or the lazy stand-in of src/extend/transforms.ts). */
+export type TransformsFactory = (settings: TransformSettings, report: (e: AnalyticsError) => void) => Transforms;

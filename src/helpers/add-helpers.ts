@@ -1,6 +1,16 @@
-import type { Analytics, CoreAnalytics, HelperDeps } from '../api/analytics';
+import type { CoreAnalytics, HelperDeps } from '../api/types';
+import type { EcommerceHelpers } from './ecommerce';
+import type { SemanticHelpers } from './semantic';
 import { createEcommerce } from './ecommerce';
 import { createSemantic } from './semantic';
+
+/** The public API (CONTRACT section 2): the core and the helper namespaces (src/helpers.ts). */
+export interface Analytics extends CoreAnalytics {
+  /** One helper per ecommerce event of spec 000 section 2.7. */
+  ecommerce: EcommerceHelpers;
+  /** The semantic events of spec 000 section 2.6 a browser sends. */
+  semantic: SemanticHelpers;
+}
 
 /**
  * Gives an instance its helper namespaces, `ecommerce` (CONTRACT section 2) and `semantic`, once. The bundle and the

@@ -1,5 +1,5 @@
 import type { CallOptions, CallResult, Callback } from '../message/types';
-import type { HelperDeps } from '../api/analytics';
+import type { CallSite, HelperDeps } from '../api/types';
 
 /**
  * The spec's fields only: a key the spec does not define (a misspelt `order_Id`) is a type error in an object
@@ -250,17 +250,6 @@ export interface EcommerceHelpers {
   productReviewed: EcommerceHelper<ProductReviewedProperties>;
 }
 
-/**
- * The `track` a helper calls: the core's own, so helpers settle exactly like `track`. `site` is the page and time of
- * a call the snippet recorded (a helper passes on what it got after its own three arguments).
- */
-export type TrackFn = (
-  event: string,
-  properties: object | undefined,
-  options?: CallOptions,
-  callback?: Callback,
-  site?: unknown,
-) => Promise<CallResult>;
 
 // The 26 ecommerce events of spec 000 section 2.7, in the spec's order (their fields: src/debug.ts).
 const EVENTS = `Products Searched
@@ -305,7 +294,7 @@ export function helperName(eventName: string): string {
 export function createEcommerce(deps: Pick<HelperDeps, 'track' | 'check'>): EcommerceHelpers {
   const helpers: Record<string, EcommerceHelper<object>> = {};
   for (const event of ECOMMERCE_EVENTS)
-    helpers[helperName(event)] = (properties, options, callback, site?: unknown) => {
+    helpers[helperName(event)] = (properties, options, callback, site?: CallSite) => {
       deps.check(event, properties);
       return deps.track(event, properties, options, callback, site);
     };

@@ -1,7 +1,7 @@
 import type { CallOptions, CallResult, Callback } from '../message/types';
-import { analyticsError, refused } from '../message/errors';
+import { analyticsError } from '../message/errors';
 import { helperName } from './ecommerce';
-import type { HelperDeps } from '../api/analytics';
+import type { CallSite, HelperDeps } from '../api/types';
 
 /** Any property a caller adds next to the spec's fields; declared fields keep their types. */
 export interface OpenProperties {
@@ -95,12 +95,12 @@ User Unsuppressed|userId
 Report Delivery Event|deliveryId metric
 Experiment Viewed|`.split('\n');
 
-/** Creates the semantic helpers over the core's `track`; `report` hears of each refused call. */
-export function createSemantic(deps: Pick<HelperDeps, 'track' | 'userId' | 'call'> & Partial<Pick<HelperDeps, 'report'>>): SemanticHelpers {
+/** Creates the semantic helpers over the core's `track`; a call missing a field takes the instance's refusal path. */
+export function createSemantic(deps: Pick<HelperDeps, 'track' | 'userId' | 'refuse'>): SemanticHelpers {
   const helpers: Record<string, SemanticHelper<object>> = {};
   TABLE.forEach((row) => {
     const [event, required] = row.split('|');
-    helpers[helperName(event)] = (properties, options, callback, site?: unknown) => {
+    helpers[helperName(event)] = (properties, options, callback, site?: CallSite) => {
       const missing = required.split(' ').find((field) => {
         const value =
           field == 'userId' ? deps.userId() : field.split('.').reduce((o: any, key) => o && o[key], properties);
@@ -111,9 +111,7 @@ export function createSemantic(deps: Pick<HelperDeps, 'track' | 'userId' | 'call
         'invalid_arguments',
         `${event}: ${missing == 'userId' ? 'userId is required (identify the user first)' : `properties.${missing} is required (string)`}`,
       );
-      if (deps.report) deps.report(error);
-      deps.call(callback, error);
-      return refused(error);
+      return deps.refuse(error, callback);
     };
   });
   return helpers as unknown as SemanticHelpers;

@@ -1,13 +1,23 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createSemantic } from '../../src/helpers/semantic';
 import type { AnalyticsError, CallResult } from '../../src/message/types';
+import { refused } from '../../src/message/errors';
+
+// The instance's one refusal path, as src/api/guard.ts builds it: report, the callback, a rejection the page may ignore.
+const refusal =
+  (report?: (e: AnalyticsError) => void) =>
+  (e: AnalyticsError, callback?: (e: AnalyticsError) => void) => {
+    report?.(e);
+    callback?.(e);
+    return refused<never>(e);
+  };
 
 const RESULT = { event: { type: 'track' } } as unknown as CallResult;
 
 function setup(userId: string | null = 'u1') {
   const track = vi.fn(async (..._args: unknown[]) => RESULT);
   const report = vi.fn();
-  const helpers = createSemantic({ track, userId: () => userId, report, call: (fn: any, ...a: unknown[]) => fn?.(...a) }) as unknown as Record<
+  const helpers = createSemantic({ track, userId: () => userId, refuse: refusal(report) }) as unknown as Record<
     string,
     (...args: unknown[]) => Promise<CallResult>
   >;
@@ -120,8 +130,8 @@ describe('createSemantic', () => {
     expect(unhandled).toEqual([]);
   });
 
-  it('works without a report dependency', async () => {
-    const helpers = createSemantic({ track: async () => RESULT, userId: () => null, call: (fn: any, ...a: unknown[]) => fn?.(...a) });
+  it('works with a refusal that reports nothing', async () => {
+    const helpers = createSemantic({ track: async () => RESULT, userId: () => null, refuse: refusal() });
     await expect(helpers.userSuppressed()).rejects.toMatchObject({ code: 'invalid_arguments' });
   });
 });

@@ -2,6 +2,7 @@
 import { QUIET, sent, start } from '../harness';
 import { describe, expect, it, vi } from 'vitest';
 import { createAnalytics } from '../../src/api/analytics';
+import { createTransforms } from '../../src/extend/plugins';
 import type { LoadOptions } from '../../src/message/types';
 
 const CONSENT: LoadOptions = { consent: { categories: ['analytics'] } };
@@ -104,7 +105,7 @@ describe('held messages at the grant', () => {
 
 describe('the ready event', () => {
   it('fires once the library is loaded (README Events)', async () => {
-    const { api } = createAnalytics();
+    const { api } = createAnalytics({ transforms: createTransforms });
     const ready = vi.fn();
     api.on('ready', ready);
     api.load('wk_test', QUIET);
@@ -116,7 +117,7 @@ describe('the ready event', () => {
 describe('a call made before load, refused at load', () => {
   it('is not an unhandled rejection (an opted-out visitor, npm code that calls before load)', async () => {
     document.cookie = 'svc_opt_out=true; path=/';
-    const { api } = createAnalytics();
+    const { api } = createAnalytics({ transforms: createTransforms });
     const seen = await unhandled(async () => {
       api.track('Early'); // ignored promise
       api.load('wk_test', QUIET);

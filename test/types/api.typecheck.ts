@@ -1,6 +1,6 @@
 // Checked by `tsc` (npm run typecheck), never run: every `@ts-expect-error` line must be a type error, every other
 // line must compile. The core calls in their analytics.js shapes, the typed events, and window.analytics.
-import type { Analytics } from '../../src/api/analytics';
+import type { Analytics } from '../../src/helpers/add-helpers';
 import type { AnalyticsError, CallResult } from '../../src/message/types';
 import '../../src/entry/global';
 
@@ -63,7 +63,7 @@ analytics.on('error', (e: string) => void e);
 analytics.on('track', (event: number) => void event);
 
 // svc-analytics/core: the same API without the helper namespaces; chaining keeps the type it was called on.
-import type { CoreAnalytics } from '../../src/api/analytics';
+import type { CoreAnalytics } from '../../src/api/types';
 declare const core: CoreAnalytics;
 core.track('Clicked', { plan: 'pro' }).then((r) => void r.event.messageId);
 core.on('track', () => {}).debug(false).track('Chained');

@@ -1,0 +1,186 @@
+import type { AnalyticsError, Callback, CallResult, JSONObject, Message, MessageType } from '../message/types';
+import type { Identity } from '../identity/identity';
+import type { Delivery } from '../delivery/start';
+import type { PrivacyGate } from '../privacy/gate';
+import type { Hints } from '../message/context';
+import type { Transforms } from '../extend/plugins';
+import type { PageGuard } from './guard';
+import type { PageFacts } from './page-context';
+import type { CallSite, RecordedPage } from './types';
+import { analyticsError, describe } from '../message/errors';
+import { normalise } from '../message/call';
+import { monotonicUlid } from '../message/ulid';
+import { buildMessage, checkMessage, type BuiltMessage } from '../message/message';
+import { copyJSON } from '../message/validate';
+
+/** The parts of an instance that exist once `load` ran: what a call is made of and where it goes. */
+export interface Instance {
+  identity: Identity;
+  /** The load-time default `integrations` (frozen). */
+  integrations: JSONObject;
+  /** This tab's id: the owner of the records it queues. */
+  owner: string;
+  gate: PrivacyGate;
+  /** The automatic context of a call's page (see page-context.ts). */
+  context(page: RecordedPage, hints: Hints | undefined, consent: ReturnType<PrivacyGate['preferences']>): PageFacts;
+  /** High-entropy client hints, once read (the `highEntropyHints` option). */
+  hints?: Hints;
+  /** Storage and delivery: started once storing is allowed (at load, or when consent is granted). */
+  delivery(): Delivery | undefined;
+}
+
+/** A call's outcome, and whether it goes on after the call returned (it waits for `load`, or a middleware has it). */
+export type Started = [done: Promise<CallResult>, later: boolean];
+
+// The message fields analytics.js passes to `on(type)` handlers, in order.
+export const EVENT_ARGS: Record<MessageType, (keyof Message)[]> = {
+  track: ['event', 'properties'],
+  page: ['category', 'name', 'properties'],
+  screen: ['category', 'name', 'properties'],
+  identify: ['userId', 'traits'],
+  group: ['groupId', 'traits'],
+  alias: ['userId', 'previousId'],
+};
+
+const isFunction = (v: unknown) => typeof v == 'function';
+
+// A promise the page may ignore: a rejection it never looks at is no unhandled rejection (`await` still throws).
+const handled = <T>(p: Promise<T>) => (p.catch(() => {}), p);
+
+/**
+ * The call pipeline: call → message (context, validation) → source middleware and plugins, in call order → the
+ * gate's store (held for consent, or queued). Calls made before `load` wait for it, keeping their order.
+ */
+export function createCalls(d: { guard: PageGuard; transforms: Transforms; instance(): Instance | undefined; emit(name: string, ...args: unknown[]): void }) {
+  const { guard, transforms } = d;
+  const nextId = monotonicUlid();
+  const waitingForLoad: (() => void)[] = [];
+  // Messages that a middleware or plugin still has, and the turn of the last of them: messages are queued in call order.
+  let transforming = 0;
+  let inOrder: Promise<unknown> = Promise.resolve();
+  // URL of the last page message queued, so an automatic page view never repeats a page() the site made itself.
+  let pagedUrl: string | undefined;
+
+  /** Runs a call: its outcome, and whether it goes on after this returns (see `Started`). */
+  function start(type: MessageType, args: unknown[], site?: CallSite): Started {
+    // Found before normalise runs, so arguments it refuses still reach the callback (normalise finds the same one).
+    const callback = args.find(isFunction) as Callback | undefined;
+    const instance = d.instance();
+    if (!instance && typeof window == 'undefined') return [guard.refuse(analyticsError('not_loaded', 'svc-analytics runs in a browser only'), callback), false];
+    // The page and time of the call itself, also for a call that waits for `load`.
+    const at = site || { page: [location.href, document.title, document.referrer] as RecordedPage, time: Date.now() };
+    if (!instance) return [handled(new Promise((res, rej) => waitingForLoad.push(() => invoke(type, args, at).then(res, rej)))), true];
+    const { gate, identity } = instance;
+    // Refused before anything is built: nothing of it is kept.
+    const closed = gate.shut(type);
+    if (closed) return [guard.refuse(closed, callback, true), false];
+    let built: BuiltMessage | AnalyticsError;
+    try {
+      const { page, context, contextBytes } = instance.context(at.page, instance.hints, gate.preferences());
+      built = buildMessage({
+        type,
+        call: normalise(type, args),
+        visitor: { anonymousId: identity.anonymousId(), userId: identity.userId(), traits: identity.traits(), groupId: identity.groupId(), groupTraits: identity.groupTraits() },
+        page,
+        context,
+        contextBytes,
+        integrations: instance.integrations,
+        messageId: nextId(at.time),
+        time: at.time,
+      });
+    } catch (e) {
+      built = (e as AnalyticsError).code ? (e as AnalyticsError) : analyticsError('invalid_arguments', String(e));
+    }
+    if (built instanceof Error) return [guard.refuse(built, callback), false];
+    const { message } = built;
+    if (type == 'page') pagedUrl = message.properties!.url;
+    // What persists is the call's sanitised data (a cycle or a function never reaches storage), before source
+    // middleware and plugins change what is sent, as analytics.js.
+    if (type == 'identify') identity.identify(message.userId, message.traits!);
+    if (type == 'group') identity.group(message.groupId!, message.traits!);
+    if (!transforms.active()) return [store(instance, type, built, callback), false];
+    // Source middleware and plugins see the message first; what they pass on is checked again, then queued, unless
+    // what was stored was erased meanwhile (an opt-out, a denial: even if reversed since, this message goes too).
+    const mark = gate.mark();
+    const finish = (out: Message | AnalyticsError) => {
+      const checked = out instanceof Error ? out : checkMessage(message, out);
+      const erased = gate.erasedSince(mark, type, message.messageId);
+      if (erased) return guard.refuse(erased, callback, true);
+      // (built before a decision that came meanwhile: it carries it)
+      if (!(checked instanceof Error)) return store(instance, type, gate.withDecision(checked), callback);
+      // (a middleware or plugin that threw was reported where it ran; one that dropped the message is not an error)
+      return guard.refuse(checked, callback, out instanceof Error);
+    };
+    let out: Message | AnalyticsError | Promise<Message | AnalyticsError>;
+    try {
+      out = transforms.run(message);
+    } catch (e) {
+      // (a page object read outside its function: a getter of a payload that throws)
+      out = analyticsError('middleware_error', `a source middleware or plugin passed on what cannot be read: ${describe(e)}`, [message.messageId]);
+      guard.report(out);
+    }
+    // Every step answered at once, and no earlier message is still on its way: queued now.
+    if (!(out instanceof Promise) && !transforming) return [finish(out), false];
+    // Otherwise queued in call order, after every earlier message that a middleware or plugin still has.
+    transforming++;
+    const turn = inOrder.then(() => out);
+    const result = handled(turn.then(finish));
+    // (runs after `finish`: the next message's turn comes once this one is queued)
+    const done = () => void transforming--;
+    inOrder = turn.then(done, done);
+    return [result, true];
+  }
+
+  // Stores a message (the gate was checked by `start`; an opt-out or denial while a middleware had it, by `finish`):
+  // held in memory while consent is pending (the promise resolves now), else queued.
+  function store(instance: Instance, type: MessageType, built: BuiltMessage, callback?: Callback): Promise<CallResult> {
+    const stored = instance.gate.state() == 'pending' ? instance.gate.hold(built) : enqueue(instance, built);
+    if (stored instanceof Error) return guard.refuse(stored, callback, true);
+    const { message } = built;
+    // (never rejects: a queue that cannot store keeps the message in memory)
+    return stored.then(() => {
+      // The page gets a copy: what it does with it never changes what is stored and sent (or its measured size).
+      const event = copyJSON(message);
+      const result: CallResult = { event };
+      guard.safely(callback, result);
+      d.emit(type, ...EVENT_ARGS[type].map((k) => event[k]), result);
+      transforms.after(event);
+      return result;
+    });
+  }
+
+  // Puts a message in the queue: an AnalyticsError (queue_full), or a promise that resolves once it is stored.
+  function enqueue(instance: Instance, { message, bytes }: BuiltMessage) {
+    const delivery = instance.delivery()!;
+    const stored = delivery.queue.add({ id: message.messageId, message, bytes, queuedAt: Date.now(), attempts: 0, owner: instance.owner });
+    if (stored instanceof Error) guard.full.add(stored.messageIds);
+    // The scheduler hears of it at once: a request may leave while IndexedDB still writes (a message leaves the
+    // queue only after a 2xx, and one delivered before its write is never written: see queue.ts `removed`).
+    else delivery.scheduler.notify();
+    return stored;
+  }
+
+  const invoke = (type: MessageType, args: unknown[], site?: CallSite): Promise<CallResult> => start(type, args, site)[0];
+
+  return {
+    start,
+    invoke,
+    enqueue,
+    /** URL of the last page message built. */
+    pagedUrl: () => pagedUrl,
+    /**
+     * Runs `fn` once loaded: calls that change state or read it wait for `load` like the others, keeping their order.
+     * On a server (no window) nothing ever loads: `server` runs at once instead (ready/flush settle).
+     */
+    whenLoaded(fn: (instance: Instance) => void, server?: () => void) {
+      const instance = d.instance();
+      if (instance) fn(instance);
+      else if (typeof window == 'undefined') server?.();
+      else waitingForLoad.push(() => fn(d.instance()!));
+    },
+    /** `load` succeeded: what waited for it runs now, in call order. */
+    loaded: () => waitingForLoad.splice(0).forEach((f) => f()),
+  };
+}
+
+export type Calls = ReturnType<typeof createCalls>;

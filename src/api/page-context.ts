@@ -1,0 +1,43 @@
+import type { MessageContext, PageContext, JSONValue } from '../message/types';
+import type { Preferences } from '../privacy/consent';
+import type { RecordedPage } from './types';
+import { buildContext, freeze, pageContext, type Environment, type Hints } from '../message/context';
+import { connectionType } from '../message/environment';
+import { byteLength, stringify } from '../message/validate';
+
+/** The automatic context of a call's page, and its size. */
+export interface PageFacts {
+  page: PageContext;
+  context: MessageContext;
+  contextBytes: number;
+}
+
+/**
+ * The page-context cache: most calls of a page share one context, built, frozen and measured once, and built again
+ * when the page, the network, the client hints or the consent decision changed.
+ */
+export function createContextCache(env: Environment) {
+  type Cached = PageFacts & { recorded: RecordedPage; connection?: string; hints?: Hints; consent?: Preferences };
+  let last: Cached | undefined;
+  return (recorded: RecordedPage, hints: Hints | undefined, consent: Preferences | undefined): PageFacts => {
+    const connection = connectionType(); // the network can change during a visit
+    if (
+      last &&
+      last.recorded[0] == recorded[0] &&
+      last.recorded[1] == recorded[1] &&
+      last.recorded[2] == recorded[2] &&
+      last.connection == connection &&
+      last.hints == hints &&
+      last.consent == consent
+    )
+      return last;
+    const page = pageContext(recorded[0], recorded[1], recorded[2]);
+    const built = buildContext({ env, page, connectionType: connection, hints });
+    // Once the site made a decision, every message carries it.
+    if (consent) built.consent = { categoryPreferences: consent };
+    // Shared by the messages of this page: frozen, so that no message (nor a handler given one) changes another.
+    const context = freeze(built);
+    const cached: Cached = { recorded, connection, hints, consent, page, context, contextBytes: byteLength(stringify(context as JSONValue)) };
+    return (last = cached);
+  };
+}

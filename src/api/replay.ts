@@ -1,0 +1,50 @@
+import type { CallResult, MessageType } from '../message/types';
+import type { CallSite, CoreAnalytics, RecordedPage } from './types';
+import { EVENT_ARGS } from './calls';
+
+/** Runs the snippet's recorded calls: from memory (`false`), or from the stub's buffer with other pages' (`true`). */
+export type Recorded = (storage: boolean) => void;
+
+/**
+ * The stub's replay: a recorded call runs with its page and time (`ecommerce.orderCompleted` style names included),
+ * and the recorded calls still to take from storage wait here until storing is allowed: a `load` that fails keeps
+ * them for the next one; while consent is pending this page's run from memory, and every page's from storage once
+ * it is granted.
+ */
+export function createReplay(api: () => CoreAnalytics, invoke: (type: MessageType, args: unknown[], site: CallSite) => Promise<CallResult>) {
+  let pending: Recorded | undefined;
+  return {
+    /** Runs a call the snippet recorded with its page and time; a call that cannot be replayed is dropped. */
+    run(method: string, args: unknown[], page: RecordedPage, time: number): unknown {
+      const site = { page, time };
+      try {
+        if (method in EVENT_ARGS && (args.length || method != 'group')) return invoke(method as MessageType, args, site);
+        if (method == 'pageview') return invoke('page', [{ path: args[0] }], site);
+        const [space, name] = method.split('.');
+        const target: unknown = name ? (api() as unknown as Record<string, unknown>)[space] : api();
+        const fn = target && (target as Record<string, unknown>)[name || space];
+        // A helper takes the call's site after its three arguments.
+        if (typeof fn == 'function') return name ? fn(args[0], args[1], args[2], site) : fn.apply(api(), args);
+      } catch {
+        // as the page's own call would have failed
+      }
+    },
+    /** The calls recorded before `load` (kept until a `load` succeeds). */
+    keep(recorded: Recorded | undefined) {
+      if (recorded) pending = recorded;
+    },
+    /**
+     * `load` succeeded (`open`: storing is allowed) or storing opened since: the kept calls run, from storage when
+     * open; else from memory, and they stay kept for the grant.
+     */
+    take(open: boolean) {
+      const recorded = pending;
+      if (open) pending = undefined;
+      try {
+        recorded?.(open);
+      } catch {
+        // each recorded call is guarded where it runs; the take-over itself never throws into the page
+      }
+    },
+  };
+}

@@ -1,0 +1,128 @@
+import type { AnalyticsError, AnalyticsEvents, Callback, CallOptions, CallResult, EventName, JSONObject, LoadOptions, Properties, User } from '../message/types';
+import type { DestinationMiddleware, Elements, OfElement, Plugin, PluginContext, SourceMiddleware } from '../extend/types';
+
+// The public API's types (CONTRACT section 2) and what the stages that plug into it share; a leaf: types only.
+
+/** A page snapshot as the snippet records it: `[url, title, referrer]`. */
+export type RecordedPage = [string, string, string];
+
+/**
+ * The public API without the helper namespaces: what `svc-analytics/core` returns (its helpers tree-shake away).
+ * Methods that return the instance return the type they were called on.
+ */
+export interface CoreAnalytics {
+  load(writeKey: string, options?: LoadOptions): void;
+  // The analytics.js shapes of each call: leading strings, then properties or traits, then options; a callback last
+  // (or in place of any trailing argument).
+  /** `identify(userId?, traits?, options?, callback?)`, also `identify(traits, options?, callback?)`. */
+  identify(userId?: string | null, traits?: Properties | null, options?: CallOptions | null, callback?: Callback): Promise<CallResult>;
+  identify(userId: string | null, traits: Properties | null | undefined, callback: Callback): Promise<CallResult>;
+  identify(userId: string | null, callback: Callback): Promise<CallResult>;
+  identify(traits: Properties, options?: CallOptions | null, callback?: Callback): Promise<CallResult>;
+  identify(traits: Properties, callback: Callback): Promise<CallResult>;
+  identify(callback: Callback): Promise<CallResult>;
+  /** `track(event, properties?, options?, callback?)`. */
+  track(event: string, properties?: Properties | null, options?: CallOptions | null, callback?: Callback): Promise<CallResult>;
+  track(event: string, properties: Properties | null | undefined, callback: Callback): Promise<CallResult>;
+  track(event: string, callback: Callback): Promise<CallResult>;
+  /** `page(category?, name?, properties?, options?, callback?)`, also `page(name, ...)` and `page(properties, ...)`. */
+  page(category: string | null, name: string | null, properties?: Properties | null, options?: CallOptions | null, callback?: Callback): Promise<CallResult>;
+  page(name?: string | null, properties?: Properties | null, options?: CallOptions | null, callback?: Callback): Promise<CallResult>;
+  page(name: string | null, properties: Properties | null | undefined, callback: Callback): Promise<CallResult>;
+  page(name: string | null, callback: Callback): Promise<CallResult>;
+  page(properties: Properties, options?: CallOptions | null, callback?: Callback): Promise<CallResult>;
+  page(properties: Properties, callback: Callback): Promise<CallResult>;
+  page(callback: Callback): Promise<CallResult>;
+  /** `screen(category?, name?, properties?, options?, callback?)`, the same shapes as `page`. */
+  screen(category: string | null, name: string | null, properties?: Properties | null, options?: CallOptions | null, callback?: Callback): Promise<CallResult>;
+  screen(name?: string | null, properties?: Properties | null, options?: CallOptions | null, callback?: Callback): Promise<CallResult>;
+  screen(name: string | null, properties: Properties | null | undefined, callback: Callback): Promise<CallResult>;
+  screen(name: string | null, callback: Callback): Promise<CallResult>;
+  screen(properties: Properties, options?: CallOptions | null, callback?: Callback): Promise<CallResult>;
+  screen(callback: Callback): Promise<CallResult>;
+  /** With no arguments: the group of the last `group` call (it persists like the user). */
+  group(): Group;
+  /** `group(groupId, traits?, options?, callback?)`. */
+  group(groupId: string, traits?: Properties | null, options?: CallOptions | null, callback?: Callback): Promise<CallResult>;
+  group(groupId: string, traits: Properties | null | undefined, callback: Callback): Promise<CallResult>;
+  group(groupId: string, callback: Callback): Promise<CallResult>;
+  /** `alias(userId, previousId?, options?, callback?)`. */
+  alias(userId: string, previousId?: string | null, options?: CallOptions | null, callback?: Callback): Promise<CallResult>;
+  alias(userId: string, previousId: string | null | undefined, callback: Callback): Promise<CallResult>;
+  alias(userId: string, callback: Callback): Promise<CallResult>;
+  reset(): void;
+  user(): User;
+  setAnonymousId(id: string): void;
+  ready(callback?: () => void): Promise<void>;
+  flush(): Promise<void>;
+  /** Listens to an event; the handler's arguments are typed by the event (`AnalyticsEvents`). */
+  on<K extends EventName>(name: K, handler: (...args: AnalyticsEvents[K]) => void): this;
+  off<K extends EventName>(name: K, handler: (...args: AnalyticsEvents[K]) => void): this;
+  debug(on?: boolean): this;
+  /** `on` for one call. */
+  once<K extends EventName>(name: K, handler: (...args: AnalyticsEvents[K]) => void): this;
+  /** `page` with `properties.path` = `url`, as analytics.js. */
+  pageview(url: string): Promise<CallResult>;
+  /** Tracks clicks on links (or any element): `event` and `properties` may be functions of the element. */
+  trackLink(elements: Elements, event: OfElement<string>, properties?: OfElement<JSONObject>, options?: CallOptions): this;
+  trackClick(elements: Elements, event: OfElement<string>, properties?: OfElement<JSONObject>, options?: CallOptions): this;
+  /** Tracks form submissions, by the visitor or by script. */
+  trackForm(elements: Elements, event: OfElement<string>, properties?: OfElement<JSONObject>, options?: CallOptions): this;
+  trackSubmit(elements: Elements, event: OfElement<string>, properties?: OfElement<JSONObject>, options?: CallOptions): this;
+  /** analytics.js source middleware: runs for every message, in the order added, before it is checked and queued. */
+  addSourceMiddleware(fn: SourceMiddleware): this;
+  /** Accepted for analytics.js parity; there are no device-mode destinations, so it never runs. */
+  addDestinationMiddleware(integrationName: string, ...middlewares: DestinationMiddleware[]): this;
+  /** Accepted for analytics.js parity; there are no device-mode destinations, so it never runs. */
+  addIntegrationMiddleware(middleware: SourceMiddleware): this;
+  /** The visitor's consent decision: category names to booleans (see the `consent` load option). */
+  consent(preferences: Record<string, boolean>): void;
+  /** The visitor opts out: the queue and the stored identity are removed, later calls refused (`opted_out`). */
+  optOut(): void;
+  /** Reverses `optOut`, with a new anonymous id. */
+  optIn(): void;
+  /** analytics.js plugins (`before`, `enrichment`, `after`, `utility`). */
+  register(...plugins: Plugin[]): Promise<PluginContext>;
+  /** True once `load` has run. */
+  initialized: boolean;
+  readonly VERSION: string;
+}
+
+/** The handle `group()` returns. */
+export interface Group {
+  id(): string | null;
+  traits(): JSONObject;
+}
+
+/** Where and when a call was made: its page and time (as the snippet recorded them, or read at the call). */
+export interface CallSite {
+  page: RecordedPage;
+  time: number;
+}
+
+/**
+ * The `track` a helper calls: the core's own, so helpers settle exactly like `track`. `site` is the page and time of
+ * a call the snippet recorded (a helper passes on what it got after its own three arguments).
+ */
+export type TrackFn = (
+  event: string,
+  properties: object | undefined,
+  options?: CallOptions,
+  callback?: Callback,
+  site?: CallSite,
+) => Promise<CallResult>;
+
+/** What the ecommerce and semantic helpers use of an instance: its `track`, user, error report and guard. */
+export interface HelperDeps {
+  /** The core's `track`: a helper's call settles exactly like `track`, and a recorded one keeps its page and time. */
+  track: TrackFn;
+  userId(): string | null;
+  report(error: AnalyticsError): void;
+  /** Calls a function of the page through the library's guard (it never throws into the page). */
+  call(fn: Callback | undefined, ...args: unknown[]): void;
+  /** The one refusal path: reports `error` (unless `quiet`), gives it to the callback, and returns a rejected promise. */
+  refuse(error: AnalyticsError, callback?: Callback): Promise<never>;
+  /** Hears of every ecommerce call first: in debug mode it checks the properties against the spec. */
+  check(event: string, properties: unknown): void;
+}
+

@@ -1,0 +1,157 @@
+import type { AnalyticsError, Message, MessageContext, MessageType, JSONValue } from '../message/types';
+import type { BuiltMessage } from '../message/message';
+import type { Identity } from '../identity/identity';
+import type { QueueBounds } from '../delivery/queue';
+import { analyticsError } from '../message/errors';
+import { byteLength, MESSAGE_LIMIT, stringify } from '../message/validate';
+import { freeze } from '../message/context';
+import { KEYS } from '../identity/identity';
+import { decide, preferencesOf, type Gate, type Preferences } from './consent';
+
+/** What the gate needs: the visitor, the site's consent categories, and what to do when storing opens or is erased. */
+export interface GateDeps {
+  identity: Identity;
+  /** The consent categories of the `consent` load option (none: no consent gating). */
+  categories?: string[];
+  /** The `respectGPC` load option. */
+  respectGPC?: boolean;
+  /** The queue's bounds: held messages count against them too. */
+  bounds: QueueBounds;
+  report(error: AnalyticsError): void;
+  /** Hears of each call refused because the queue (here: what is held) is full. */
+  full(ids: string[]): void;
+  /** Storing is allowed (again): start delivery, persist the identity, and queue `held`, in call order. */
+  opened(held: BuiltMessage[]): void;
+  /** Remove what the library stored (the queue, memory and store; the stub's buffer; the exit note). */
+  erase(): void;
+}
+
+/**
+ * The consent and opt-out gate (CONTRACT sections 2-3): its state (`decide` in consent.ts is the pure transition),
+ * the site's last decision, the messages held while consent is pending, and the erasures. It starts in the state the
+ * stored opt-out, GPC and the consent option give, follows an opt-out or opt-in made in another tab of the site, and
+ * erases what was stored when the visitor opts out or consent is denied or withdrawn.
+ */
+export function createGate(d: GateDeps) {
+  const { identity, categories } = d;
+  let preferences: Preferences | undefined;
+  const held = { list: [] as BuiltMessage[], bytes: 0 };
+  // How many times what was stored was erased, and why the last time: a message a middleware had meanwhile goes.
+  const erased = { count: 0, by: 'opted_out' as 'opted_out' | 'consent_denied' };
+  // GPC counts as an opt-out unless the visitor opted in on this site (https://privacycg.github.io/gpc-spec/)
+  const gpc = d.respectGPC === true && (navigator as Navigator & { globalPrivacyControl?: boolean }).globalPrivacyControl === true;
+  let state: Gate = identity.optedOut() ?? gpc ? 'out' : categories ? 'pending' : 'open';
+  // Bytes a held message keeps free for the decision it will carry: `,"consent":{"categoryPreferences":{...}}` with
+  // every listed category, and 200 bytes for others.
+  const consentRoom = 240 + byteLength(stringify((categories || []).map((c) => [c, false]) as JSONValue));
+
+  const erase = (by: typeof erased.by) => {
+    held.list = [];
+    held.bytes = 0;
+    erased.count++;
+    erased.by = by;
+    identity.forget();
+    d.erase();
+  };
+
+  // Moves to a new state, doing what it asks.
+  const enter = (next: Gate) => {
+    const before = state;
+    state = next;
+    // A denial on this page is a withdrawal of any grant an earlier page stored (decisions are not remembered
+    // across pages): what was stored goes, and what the held calls did to the identity in memory is undone.
+    if (next == 'out' || next == 'denied' || (next == 'pending' && before == 'open')) erase(next == 'out' ? 'opted_out' : 'consent_denied');
+    if (next == 'denied') identity.restore();
+    if (next != 'open') return;
+    // The held messages go in call order, with the decision in their context.
+    const release = held.list;
+    held.list = [];
+    held.bytes = 0;
+    d.opened(release.map(withDecision));
+  };
+
+  // A message with the current decision in its context (it was built before it). Held messages kept room for the
+  // listed categories: a decision too big for that is narrowed to them, so a call whose promise resolved is sent.
+  const withDecision = (built: BuiltMessage): BuiltMessage => {
+    const { message } = built;
+    const decision = preferences;
+    if (!decision || (message.context.consent as { categoryPreferences?: unknown } | undefined)?.categoryPreferences == decision) return built;
+    const listed = categories ? Object.fromEntries(categories.map((c) => [c, decision[c] === true])) : {};
+    for (const categoryPreferences of [decision, listed]) {
+      const changed: Message = { ...message, context: { ...message.context, consent: { categoryPreferences } } as MessageContext };
+      const bytes = byteLength(stringify(changed as JSONValue));
+      if (bytes <= MESSAGE_LIMIT) return { message: changed, bytes };
+    }
+    return built;
+  };
+
+  // Another tab opted in: this page follows, with the new anonymous id that tab made.
+  const rejoin = () => {
+    identity.restore();
+    state = 'pending';
+    enter(decide(categories, preferences, 'pending'));
+  };
+  // An opt-out (or opt-in) in another tab of the site applies here at once: localStorage tells every other page
+  // (https://html.spec.whatwg.org/multipage/webstorage.html#the-storage-event).
+  addEventListener('storage', (e) => {
+    if (e.key != KEYS.optOut) return;
+    const out = identity.optedOut();
+    if (out && state != 'out') enter('out');
+    if (out === false && state == 'out') rejoin();
+  });
+  if (state == 'out') erase('opted_out');
+
+  return {
+    /** The state now: `open` stores and sends; `pending` holds; `denied` and `out` refuse. */
+    state: () => state,
+    /** The site's last consent decision, as messages carry it. */
+    preferences: () => preferences,
+    /** The refusal of a call while the visitor opted out or denied consent (not reported: it is what they asked). */
+    shut: (type: MessageType): AnalyticsError | undefined =>
+      state == 'out' ? analyticsError('opted_out', `${type}: the visitor opted out`) : state == 'denied' ? analyticsError('consent_denied', `${type}: consent was denied`) : undefined,
+    /** A mark to give `erasedSince`. */
+    mark: () => erased.count,
+    /** The refusal of a message built before an erasure that came since `mark` (even if reversed since, it goes). */
+    erasedSince: (mark: number, type: MessageType, id: string): AnalyticsError | undefined =>
+      mark != erased.count ? analyticsError(erased.by, `${type}: discarded by an opt-out or a denial of consent`, [id]) : undefined,
+    withDecision,
+    /** Holds a message for consent, within the queue's bounds, with room left for the decision it will carry. */
+    hold(built: BuiltMessage): Promise<void> | AnalyticsError {
+      const id = built.message.messageId;
+      if (built.bytes + consentRoom > MESSAGE_LIMIT) {
+        const error = analyticsError('message_too_large', `message is ${built.bytes} bytes and needs room for its consent decision, over the ${MESSAGE_LIMIT} limit`, [id]);
+        d.report(error);
+        return error;
+      }
+      if (held.list.length >= d.bounds.maxCount || held.bytes + built.bytes > d.bounds.maxBytes) {
+        d.full([id]);
+        return analyticsError('queue_full', 'the queue is full', [id]);
+      }
+      held.list.push(built);
+      held.bytes += built.bytes;
+      return Promise.resolve();
+    },
+    /** `consent(preferences)`: the site's decision; false when it is not an object of category names to booleans. */
+    consent(value: unknown): boolean {
+      const decision = preferencesOf(value);
+      if (!decision) return false;
+      preferences = freeze(decision);
+      if (state != 'out') enter(decide(categories, preferences, state));
+      return true;
+    },
+    optOut() {
+      identity.setOptOut(true);
+      enter('out');
+    },
+    /** The visitor opts back in (nothing to do, and nothing written, unless opted out: by optOut() or GPC). */
+    optIn() {
+      if (state != 'out') return;
+      identity.setOptOut(false);
+      identity.reset();
+      state = 'pending';
+      enter(decide(categories, preferences, 'pending'));
+    },
+  };
+}
+
+export type PrivacyGate = ReturnType<typeof createGate>;
