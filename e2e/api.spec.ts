@@ -47,7 +47,9 @@ test('ready(callback) calls back once loaded, also when asked after it was ready
       setTimeout(() => (clearInterval(t), r()), 10000);
     });
     await (window as any).analytics.ready(() => seen.push('after ready'));
-    await new Promise((r) => setTimeout(r, 50));
+    // bounded: what it holds is checked below
+    const until = Date.now() + 10_000;
+    while (!seen.includes('after ready') && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
     return seen;
   }, collector.url);
   expect(calls).toEqual(['before load', 'after ready']);

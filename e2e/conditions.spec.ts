@@ -4,14 +4,9 @@
 import net from 'node:net';
 import { chromium, type Page } from '@playwright/test';
 import { executablePath, args } from '../scripts/chromium.mjs';
-import { test, expect, ready, expectExactlyOnce, watchErrors } from './fixtures';
+import { test, expect, ready, open, expectExactlyOnce, watchErrors } from './fixtures';
 
 test.describe.configure({ timeout: 30_000 });
-
-async function open(page: Page, url: string) {
-  await page.goto(url);
-  await ready(page);
-}
 
 /** Tracks `n` events named `event` and returns their message ids (each call awaited: durably queued). */
 async function track(page: Page, event: string, n: number, properties: object = {}): Promise<string[]> {
@@ -231,7 +226,9 @@ test('a burst past the queue bounds: new calls are refused with queue_full (one 
     const calls = [];
     for (let i = 0; i < 1000; i++) calls.push(a.track('Burst', { i, pad }));
     const out = await Promise.allSettled(calls);
-    await new Promise((res) => setTimeout(res, 50)); // the episode's one report comes after the burst's task
+    // the episode's one report comes after the burst's task (bounded: the reports are checked below)
+    const until = Date.now() + 10_000;
+    while (!events.length && Date.now() < until) await new Promise((res) => setTimeout(res, 20));
     return {
       resolved: out.filter((x) => x.status == 'fulfilled').map((x: any) => x.value.event.messageId),
       refused: out.filter((x) => x.status == 'rejected').map((x: any) => x.reason.code),

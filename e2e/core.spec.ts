@@ -2,7 +2,7 @@
 // shape of every call type, analytics.js argument shuffling, promises/callbacks/events, double loading, loading
 // without the stub, and where requests go.
 import { readFileSync } from 'node:fs';
-import { test, expect, ready } from './fixtures';
+import { test, expect, ready, open, quiet, sleep } from './fixtures';
 import type { Page, Request } from '@playwright/test';
 
 // A failing library should fail fast, not hang: every test here normally takes a few seconds.
@@ -12,13 +12,6 @@ const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', impor
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Opens basic.html with the given load options and waits until the library is ready. */
-async function open(page: Page, url: string) {
-  await page.goto(url);
-  await ready(page);
-}
 
 /** Records every request to the collector's ingestion endpoints with its full headers and JSON body. */
 function captureBatches(page: Page) {
@@ -46,30 +39,47 @@ test('calls made to the stub before load are replayed in order with their call-t
   const first = await page.evaluate(() => ({ href: location.href, search: location.search, title: document.title, referrer: document.referrer }));
   expect(first.referrer).toBe(referrer);
 
-  const times: number[] = await page.evaluate(async () => {
+  // Spaced out (sleep), so that each call's time and page are told apart, and the load comes well after the calls.
+  const stubFrom = Date.now();
+  const times: number[] = await page.evaluate(() => {
     const a = (window as any).analytics;
     const t: number[] = [];
-    const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
     t.push(Date.now());
     a.track('Stub One', { n: 1 });
     t.push(Date.now());
     document.title = 'Second title';
     history.pushState({}, '', '/basic.html?step=2');
-    await wait(400);
-    t.push(Date.now());
-    a.page('Stub Page');
-    t.push(Date.now());
-    document.title = 'Third title';
-    history.pushState({}, '', '/elsewhere/deep?step=3');
-    await wait(400);
-    t.push(Date.now());
-    a.identify('stub-user', { plan: 'x' });
-    t.push(Date.now());
-    document.title = 'Title at load';
-    history.pushState({}, '', '/at-load?step=load');
-    await wait(1000);
     return t;
   });
+  await sleep(400);
+  times.push(
+    ...(await page.evaluate(() => {
+      const a = (window as any).analytics;
+      const t: number[] = [];
+      t.push(Date.now());
+      a.page('Stub Page');
+      t.push(Date.now());
+      document.title = 'Third title';
+      history.pushState({}, '', '/elsewhere/deep?step=3');
+      return t;
+    })),
+  );
+  await sleep(400);
+  times.push(
+    ...(await page.evaluate(() => {
+      const a = (window as any).analytics;
+      const t: number[] = [];
+      t.push(Date.now());
+      a.identify('stub-user', { plan: 'x' });
+      t.push(Date.now());
+      document.title = 'Title at load';
+      history.pushState({}, '', '/at-load?step=load');
+      return t;
+    })),
+  );
+  await sleep(1000);
+  // nothing in flight, and nothing arrived for 1.5 s since the first call (the spacing above, usually)
+  await quiet(collector, 1500, 15_000, stubFrom);
   expect(await collector.messages()).toHaveLength(0); // a stub sends nothing
 
   const loadAt = await page.evaluate((api) => {
@@ -374,7 +384,7 @@ test('loading twice is harmless: snippet pasted twice, load called twice, bundle
     await a.flush();
   });
   await collector.waitFor(5);
-  await sleep(1500); // time for any duplicate flush to show up
+  await quiet(collector); // time for any duplicate flush to show up
   const msgs = await collector.messages();
   const names = msgs.map((m) => (m.type === 'track' ? m.event : m.type)).sort();
   expect(names).toEqual(['Early One', 'Early Two', 'Late One', 'Late Two', 'page']);

@@ -2,19 +2,12 @@
 // Retry-After, a 4xx for one message, page exit (beacon), tab close, several tabs, the next page load, and the
 // back/forward cache.
 import { executablePath, args } from '../scripts/chromium.mjs';
-import { test, expect, ready, expectExactlyOnce, sendFirst } from './fixtures';
+import { test, expect, ready, open, quiet, expectExactlyOnce, sendFirst } from './fixtures';
 import { holdQueueStore, notStored, watchDeletes } from './cut-off';
 import type { Page } from '@playwright/test';
 
 // A failing library should fail fast, not hang: every test here normally takes a few seconds.
 test.describe.configure({ timeout: 20_000 });
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function open(page: Page, url: string) {
-  await page.goto(url);
-  await ready(page);
-}
 
 test('1,000 events of ~2 KB each arrive exactly once, in requests under 500 KB and far fewer than events', async ({ page, site, collector }) => {
   test.setTimeout(30000);
@@ -29,7 +22,7 @@ test('1,000 events of ~2 KB each arrive exactly once, in requests under 500 KB a
   expect(new Set(ids).size).toBe(1000);
   const msgs = await collector.waitFor(1000, { event: 'Bulk' }, 25000);
   expect(msgs.length).toBe(1000);
-  await sleep(1500); // any duplicate would show up now
+  await quiet(collector); // any duplicate would show up now
   const all = await collector.messages({ event: 'Bulk' });
   expectExactlyOnce(all, ids);
   expect(new Set(all.map((m) => m.properties.i)).size).toBe(1000);
@@ -82,13 +75,14 @@ test('events tracked offline are delivered exactly once after coming back online
   const url = site.page('/basic.html', { opts: JSON.stringify({ flushInterval: 200 }) });
   await open(page, url);
   await context.setOffline(true);
+  const offlineAt = Date.now();
   const ids: string[] = await page.evaluate(async () => {
     const a = (window as any).analytics;
     const out: string[] = [];
     for (let i = 0; i < 10; i++) out.push((await a.track('Offline', { i })).event.messageId);
     return out;
   });
-  await sleep(1500);
+  await quiet(collector, 1500, 15_000, offlineAt);
   expect(await collector.messages({ event: 'Offline' })).toEqual([]);
   // The first request after coming back is slow to answer, so the reload below always happens while it is in
   // flight (without the delay the same thing happens only some of the time).
@@ -97,7 +91,7 @@ test('events tracked offline are delivered exactly once after coming back online
   await page.reload();
   await ready(page);
   await collector.waitFor(10, { event: 'Offline' }, 15000);
-  await sleep(1500);
+  await quiet(collector);
   expectExactlyOnce(await collector.messages({ event: 'Offline' }), ids);
 });
 
@@ -134,7 +128,7 @@ test('503 three times: everything arrives once, re-sent with the same messageIds
     return rs.map((r: any) => r.event.messageId);
   });
   await collector.waitFor(5, { event: 'Retried' }, 20000);
-  await sleep(1000);
+  await quiet(collector, 1000);
   expectExactlyOnce(await collector.messages({ event: 'Retried' }), ids);
   const reqs = await collector.requests();
   const failed = reqs.filter((r) => r.status === 503);
@@ -234,7 +228,7 @@ test('a 400 for one poisoned message drops only that one, reports it, and later 
   const laterId: string = await page.evaluate(async () => (await (window as any).analytics.track('Later', {})).event.messageId);
   const [later] = await collector.waitFor(1, { messageId: laterId }, 10000);
   expect(later).toBeTruthy();
-  await sleep(1500);
+  await quiet(collector);
   const after = (await collector.requests()).filter((q) => q.messageIds.includes(poisonId)).length;
   expect(after).toBe(before);
   const errs = await page.evaluate(() => (window as any).__errors);
@@ -332,7 +326,7 @@ test('two tabs tracking at once deliver every message exactly once', async ({ co
     }, tab);
   const [ids1, ids2] = await Promise.all([burst(p1, 1), burst(p2, 2)]);
   await collector.waitFor(200, { event: 'Tabbed' }, 15000);
-  await sleep(2000);
+  await quiet(collector, 2000);
   const msgs = await collector.messages({ event: 'Tabbed' });
   expectExactlyOnce(msgs, [...ids1, ...ids2]);
   expect(msgs.filter((m) => m.properties.tab === 1)).toHaveLength(100);
@@ -347,8 +341,10 @@ test('a message waiting for a retry is sent by the next page load after this one
   await collector.fault({ status: 503, times: 1000, retryAfter: 10 });
   const id: string = await page.evaluate(async () => (await (window as any).analytics.track('Pending')).event.messageId);
   await expect.poll(async () => (await collector.requests()).some((r) => r.status === 503 && r.messageIds.includes(id)), { timeout: 10000 }).toBe(true);
+  const closedAt = Date.now();
   await page.close({ runBeforeUnload: false });
-  await sleep(300);
+  // whatever the closing page sent lands while the 503s are still on
+  await quiet(collector, 500, 15_000, closedAt);
   await collector.fault({});
   expect(await collector.messages({ messageId: id })).toEqual([]);
   const next = await context.newPage();
@@ -422,7 +418,7 @@ test('after leaving and coming back (back/forward cache or not), tracking still 
     const [m] = await collector.waitFor(1, { messageId: afterId }, 10000);
     expect(m, 'the event tracked after coming back arrived').toBeTruthy();
     expect(m.anonymousId).toBe(before.anonymousId);
-    await sleep(500);
+    await quiet(collector, 1000);
     // the beacon's event is not sent again by the restored page
     expect(await collector.messages({ messageId: beforeId })).toHaveLength(1);
     expect(await collector.messages({ messageId: afterId })).toHaveLength(1);

@@ -1,5 +1,5 @@
 import type { ConsoleMessage } from '@playwright/test';
-import { test, expect, ready } from './fixtures';
+import { test, expect, ready, sleep, consoleSettled } from './fixtures';
 
 // The typed helpers `analytics.ecommerce.*` and `analytics.semantic.*` through the snippet (e2e/site/basic.html).
 
@@ -65,31 +65,45 @@ test('helpers called on the snippet stub before the bundle loads are replayed in
 }) => {
   const url = site.page('/basic.html', { noload: '1' });
   await page.goto(url);
-  const calls = await page.evaluate(async () => {
+  // Each call on the stub at its own time (spaced out with sleep), recorded in the page as it is made.
+  const times: number[] = [];
+  const at = async (call: () => number) => times.push(await page.evaluate(call));
+  await at(() => {
     const a = (window as any).analytics;
     if (a.VERSION) throw new Error('the bundle is already loaded: the test needs the stub');
-    const times: number[] = [];
-    const at = () => times.push(Date.now());
-    at();
+    const t = Date.now();
     a.ecommerce.productViewed({ product_id: 'p-1', price: 10, currency: 'EUR' });
-    await new Promise((r) => setTimeout(r, 300));
-    at();
-    a.track('Plain Track', { between: true });
-    await new Promise((r) => setTimeout(r, 300));
-    at();
-    a.ecommerce.productAdded({ product_id: 'p-1', price: 10, quantity: 2 });
-    await new Promise((r) => setTimeout(r, 300));
-    at();
-    a.ecommerce.orderCompleted({ order_id: 'o-9', revenue: 20, currency: 'EUR', products: [{ product_id: 'p-1', quantity: 2 }] });
-    const stubUrl = location.href;
+    return t;
+  });
+  await sleep(300);
+  await at(() => {
+    const t = Date.now();
+    (window as any).analytics.track('Plain Track', { between: true });
+    return t;
+  });
+  await sleep(300);
+  await at(() => {
+    const t = Date.now();
+    (window as any).analytics.ecommerce.productAdded({ product_id: 'p-1', price: 10, quantity: 2 });
+    return t;
+  });
+  await sleep(300);
+  const stubUrl = await page.evaluate(() => location.href);
+  await at(() => {
+    const t = Date.now();
+    (window as any).analytics.ecommerce.orderCompleted({ order_id: 'o-9', revenue: 20, currency: 'EUR', products: [{ product_id: 'p-1', quantity: 2 }] });
     // The page moves on (SPA) and time passes before the bundle arrives.
     history.pushState({}, '', '/x-later');
-    await new Promise((r) => setTimeout(r, 700));
+    return t;
+  });
+  await sleep(700);
+  const loadAt = await page.evaluate((stubUrl) => {
     const loadAt = Date.now();
     const q = new URLSearchParams(new URL(stubUrl).search);
-    a.load('dev-write-key', { apiHost: q.get('api'), cdnUrl: '/dist/analytics.min.js', flushInterval: 100 });
-    return { times, loadAt, stubUrl };
-  });
+    (window as any).analytics.load('dev-write-key', { apiHost: q.get('api'), cdnUrl: '/dist/analytics.min.js', flushInterval: 100 });
+    return loadAt;
+  }, stubUrl);
+  const calls = { times, loadAt, stubUrl };
   expect(calls.stubUrl).toBe(url);
   await ready(page);
 
@@ -145,7 +159,7 @@ test('debug mode: a wrongly typed field logs a warning naming the field and expe
   expect(price).toMatch(/string/);
   await expect.poll(() => warns.find((w) => /products\[0\]\.quantity/.test(w))).toBeTruthy();
   expect(warns.find((w) => /products\[0\]\.quantity/.test(w))).toMatch(/integer/);
-  await page.evaluate(() => new Promise((r) => setTimeout(r, 100)));
+  await consoleSettled(page);
   // Correct fields (product_id, quantity 1, cart_id, products itself) are not warned about: two warnings in all.
   expect(warns.filter((w) => w.includes('svc-analytics'))).toHaveLength(2);
 });
@@ -157,8 +171,8 @@ test('without debug mode a wrongly typed field logs no warning and the event is 
   await page.evaluate(() => (window as any).analytics.ecommerce.productAdded({ product_id: 'p-1', price: '9.99' }));
   const [m] = await collector.waitFor(1, { event: 'Product Added' }, 10000);
   expect(m.properties).toEqual({ product_id: 'p-1', price: '9.99' });
-  // A round trip after the send: any console message of the call would have been delivered by now.
-  await page.evaluate(() => new Promise((r) => setTimeout(r, 100)));
+  // The call was sent: any console message of it was logged before, and has reached the test once the console has.
+  await consoleSettled(page);
   expect(warns).toEqual([]);
 });
 

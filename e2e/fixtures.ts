@@ -81,6 +81,18 @@ export const test = base.extend<{ collector: CollectorHandle; site: SiteHandle }
   },
 });
 
+/**
+ * Waits `ms`. Only for deliberate spacing between calls (call times told apart from load time, a burst spread out),
+ * never before a check: a check waits for its condition (`collector.waitFor`, `expect.poll`, `quiet`).
+ */
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Navigates `page` to `url` and waits until the library there is ready. */
+export async function open(page: Page, url: string) {
+  await page.goto(url);
+  await ready(page);
+}
+
 /** Waits until the library on `page` is ready. */
 export async function ready(page: Page) {
   await page.waitForFunction(() => (window as any).analytics && (window as any).analytics.initialized);
@@ -125,17 +137,30 @@ export async function watchErrors(page: Page): Promise<string[]> {
 /**
  * Waits until the collector has had no request in flight and none arriving for `quietMs` (bounded by `maxMs`):
  * what a duplicate would need to show up. There is no event to wait for when nothing more should come.
+ * The quiet spell counts from the last request, or from `from` (a `Date.now()` taken when whatever might send
+ * began) if that is later: without it, a collector that has had no request at all is quiet at once.
  */
-export async function quiet(collector: CollectorHandle, quietMs = 1500, maxMs = 15_000) {
+export async function quiet(collector: CollectorHandle, quietMs = 1500, maxMs = 15_000, from = 0) {
   const deadline = Date.now() + maxMs;
   for (;;) {
     const reqs = await collector.requests();
     const busy = reqs.some((r) => r.status === null);
-    const lastAt = reqs.reduce((t, r) => Math.max(t, r.at + (r.durationMs || 0)), 0);
+    const lastAt = reqs.reduce((t, r) => Math.max(t, r.at + (r.durationMs || 0)), from);
     if (!busy && Date.now() - lastAt >= quietMs) return;
     if (Date.now() > deadline) throw new Error(`the collector did not go quiet for ${quietMs} ms within ${maxMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
+}
+
+/**
+ * Waits until every console message `page` logged so far has reached the test: logs a marker (at level `debug`,
+ * not a warning or an error) and waits for it, as console messages arrive in order.
+ */
+export async function consoleSettled(page: Page, timeout = 10_000) {
+  const marker = `console settled ${Date.now()} ${Math.random()}`;
+  const seen = page.waitForEvent('console', { predicate: (m) => m.text() === marker, timeout });
+  await page.evaluate((m) => console.debug(m), marker);
+  await seen;
 }
 
 /** A page on another origin (127.0.0.1, another port) that records when each request reached it, and its body. */

@@ -1,6 +1,6 @@
 // Identity (CONTRACT section 2: identify, reset, user, setAnonymousId; section 3: storage): what persists, where,
 // with which cookie attributes, and adoption of an existing analytics.js identity.
-import { test, expect, ready } from './fixtures';
+import { test, expect, ready, open } from './fixtures';
 import type { Page } from '@playwright/test';
 
 // A failing library should fail fast, not hang: every test here normally takes a few seconds.
@@ -8,11 +8,6 @@ test.describe.configure({ timeout: 20_000 });
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 const DAY = 86400;
-
-async function open(page: Page, url: string) {
-  await page.goto(url);
-  await ready(page);
-}
 
 /** Tracks one event, waits for the collector to have it, and returns the message as received. */
 async function trackAndGet(page: Page, collector: any, event: string) {

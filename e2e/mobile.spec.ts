@@ -1,5 +1,5 @@
 import { devices, type Browser, type BrowserContext, type CDPSession, type Page } from '@playwright/test';
-import { test, expect, ready, sendFirst } from './fixtures';
+import { test, expect, ready, quiet, sendFirst } from './fixtures';
 
 // Mobile devices (emulated, CPU throttled 4x), the network context, the page-hidden (beacon) path and screen().
 
@@ -112,11 +112,12 @@ test('page hidden: queued events leave at once by beacon (write key in the body)
     await ready(page);
     await sendFirst(page, collector);
     await collector.reset();
+    const trackedAt = Date.now();
     await page.evaluate(async () => {
       const a = (window as any).analytics;
       await Promise.all([a.track('Hidden 1', { n: 1 }), a.track('Hidden 2', { n: 2 }), a.track('Hidden 3', { n: 3 })]);
     });
-    await page.waitForTimeout(500);
+    await quiet(collector, 1500, 15_000, trackedAt);
     expect((await collector.requests()).filter((r) => r.path === '/v1/batch'), 'nothing sent before the page is hidden').toEqual([]);
 
     const hiddenAt = Date.now();
@@ -142,9 +143,10 @@ test('page hidden: queued events leave at once by beacon (write key in the body)
       await a.flush();
     });
     expect(await collector.waitFor(1, { event: 'After Resume' }, 15000)).toHaveLength(1);
-    // Another flush and a moment for anything re-queued by the resume (adoption of stored records) to show up.
+    // Another flush, and the collector quiet for a spell: anything re-queued by the resume (adoption of stored
+    // records) would show up.
     await page.evaluate(() => (window as any).analytics.flush());
-    await page.waitForTimeout(300);
+    await quiet(collector);
 
     const all = await collector.messages();
     expect(all.map((m) => m.event)).toEqual(['Hidden 1', 'Hidden 2', 'Hidden 3', 'After Resume']);

@@ -1,4 +1,4 @@
-import { test, expect, ready } from './fixtures';
+import { test, expect, ready, quiet } from './fixtures';
 
 // The npm entry (dist/index.mjs) in the browser, loaded as an ES module with an import map for its two
 // dependencies (e2e/site/x-npm.html): no snippet, no IIFE bundle.
@@ -84,7 +84,7 @@ test('SPA page views through the npm entry: one at load, one per pushState navig
   await page.evaluate(() => (window as any).router.push('/x-npm/products', 'microtask'));
   await collector.waitFor(2, { type: 'page' }, 10000);
   // Nothing more follows for that one navigation.
-  await page.evaluate(() => new Promise((r) => setTimeout(r, 300)));
+  await quiet(collector);
   await page.evaluate(() => (window as any).analytics.track('Barrier').then(() => (window as any).analytics.flush()));
   await collector.waitFor(1, { event: 'Barrier' }, 10000);
   const pages = await collector.messages({ type: 'page' });

@@ -1,17 +1,10 @@
 // Robustness (CONTRACT sections 2 and 4): bad input never throws into the page and is reported; odd values are
 // sanitised; no prototype pollution; the 32 KB message limit; a strict CSP; no IndexedDB; no other hosts.
-import { test, expect, ready } from './fixtures';
+import { test, expect, ready, open, quiet } from './fixtures';
 import type { Page } from '@playwright/test';
 
 // A failing library should fail fast, not hang: every test here normally takes a few seconds.
 test.describe.configure({ timeout: 20_000 });
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function open(page: Page, url: string) {
-  await page.goto(url);
-  await ready(page);
-}
 
 /** Collects uncaught page errors and console errors of `page`. */
 function watchErrors(page: Page) {
@@ -64,7 +57,9 @@ test('bad input never throws into the page: the promise rejects with a code, the
     a.track();
     a.track(42n);
     a.track('x', 'notAnObject');
-    await new Promise((res) => setTimeout(res, 500));
+    // the ignored calls are reported too (bounded: the count is checked below)
+    const until = Date.now() + 10_000;
+    while (events.length < 6 && Date.now() < until) await new Promise((res) => setTimeout(res, 20));
     await a.track('Still Fine');
     return { results, events };
   });
@@ -79,7 +74,7 @@ test('bad input never throws into the page: the promise rejects with a code, the
   for (const e of r.events) expect(e).toMatchObject({ isError: true, code: expect.any(String) });
   expect(await page.evaluate(() => (window as any).__unhandled)).toEqual([]);
   expect(await collector.waitFor(1, { event: 'Still Fine' })).toHaveLength(1);
-  await sleep(300);
+  await quiet(collector);
   // nothing of the refused calls went out
   expect((await collector.messages()).map((m) => m.event)).toEqual(['Still Fine']);
   expect(pageErrors).toEqual([]);
@@ -103,7 +98,7 @@ test('bad calls made to the snippet before load are reported, not thrown, when r
   }, collector.url);
   await ready(page);
   expect(await collector.waitFor(1, { event: 'Good Stub Call' })).toHaveLength(1);
-  await sleep(300);
+  await quiet(collector);
   expect(await page.evaluate(() => (window as any).__unhandled)).toEqual([]);
   expect(pageErrors).toEqual([]);
   // a handler registered through the stub heard both refusals
@@ -225,7 +220,7 @@ test('a message over 32 KB is refused at call time and never sent; the events ar
   expect(r.bigBytes).toBeLessThan(32000);
   const msgs = await collector.waitFor(3);
   expect(msgs.map((m) => m.event).sort()).toEqual(['After Huge', 'Before Huge', 'Big But Fine']);
-  await sleep(500);
+  await quiet(collector);
   const reqs = await collector.requests();
   expect(reqs.flatMap((q) => q.messages).filter((m: any) => m.event === 'Huge')).toEqual([]);
   expect(reqs.filter((q) => q.overLimit)).toEqual([]);
@@ -256,7 +251,9 @@ test('works under a strict CSP with a nonce, debug tools included, without any v
   expect(msgs.map((m) => m.event).sort()).toEqual(['Early Under CSP', 'Product Added', 'Under CSP']);
   await expect.poll(() => logs.filter((l) => l.includes('[svc-analytics]')).join('\n')).toMatch(/Product Added: price should be a number/);
   expect(logs.some((l) => l.includes('[svc-analytics]') && l.includes('Under CSP'))).toBe(true);
-  await sleep(300);
+  // The debug tools ran (their log above), and every request was answered (a connect-src violation comes with its
+  // request): a violation would have been reported by now.
+  await quiet(collector, 500);
   expect(await page.evaluate(() => (window as any).__violations)).toEqual([]);
   expect(pageErrors).toEqual([]);
   // the policy is in force: a script without the nonce is blocked
@@ -264,7 +261,9 @@ test('works under a strict CSP with a nonce, debug tools included, without any v
     const s = document.createElement('script');
     s.textContent = 'window.__inlineRan = true';
     document.head.appendChild(s);
-    await new Promise((r) => setTimeout(r, 200));
+    // the violation is reported in a task of its own (bounded: the count is checked below)
+    const until = Date.now() + 10_000;
+    while (!(window as any).__violations.length && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
     return { ran: !!(window as any).__inlineRan, violations: (window as any).__violations.length };
   });
   expect(blocked).toEqual({ ran: false, violations: 1 });
@@ -357,9 +356,9 @@ test('events are only ever sent to the configured apiHost', async ({ page, conte
     await a.flush();
   });
   await collector.waitFor(4, {}, 10000);
-  // page exit too
+  // page exit too: whatever it sent has landed once the collector is quiet
   await page.goto(site.page('/core-blank.html'));
-  await sleep(300);
+  await quiet(collector);
   const allowed = new Set([new URL(site.url).origin, new URL(collector.url).origin]);
   const others = urls.filter((u) => !u.startsWith('data:') && !u.startsWith('blob:') && !allowed.has(new URL(u).origin));
   expect(others).toEqual([]);
@@ -383,7 +382,9 @@ test('a callback, handler or ready callback of the page that throws is reported 
     await a.semantic.userDeleted({}, {}, boom).catch(() => {});
     a.on('error', boom); // a throwing 'error' handler must not loop or escape either
     await a.track('Still Working');
-    await new Promise((res) => setTimeout(res, 100));
+    // each throwing callback reported (bounded: the count is checked below)
+    const until = Date.now() + 10_000;
+    while (codes.filter((c) => c == 'callback_error').length < 4 && Date.now() < until) await new Promise((res) => setTimeout(res, 20));
     return codes;
   });
   expect(r.filter((c) => c == 'callback_error').length).toBeGreaterThanOrEqual(4);

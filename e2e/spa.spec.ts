@@ -1,5 +1,5 @@
 import type { Page } from '@playwright/test';
-import { test, expect, ready, type CollectorHandle } from './fixtures';
+import { test, expect, ready, sleep, type CollectorHandle } from './fixtures';
 
 // SPA page views (`trackPageViews: true`) through the snippet, on e2e/site/x-spa.html and its router
 // (e2e/site/x-router.js): the router changes the URL first and renders the route's title afterwards.
@@ -119,7 +119,7 @@ test('back and forward send one page view each, with the URL navigated to', asyn
   const { url, origin } = await open(page, site);
   const settle = barrier(page, collector);
   await page.evaluate(() => (window as any).router.push('/x-spa/products'));
-  await page.evaluate(() => new Promise((r) => setTimeout(r, 200)));
+  await sleep(200); // spacing: two navigations, not one
   await page.evaluate(() => (window as any).router.push('/x-spa/cart'));
   let pages = await settle();
   expect(pages.map((p) => p.properties.path)).toEqual(['/x-spa.html', '/x-spa/products', '/x-spa/cart']);

@@ -3,7 +3,7 @@
 // (`engineName`), launched once per worker and kept while its tests run, and a fresh browser profile per test
 // (`profile`), so no test sees another's stored queue.
 import http from 'node:http';
-import { test as base, expect, quiet, type CollectorHandle } from '../fixtures';
+import { test as base, expect, quiet, sleep, type CollectorHandle } from '../fixtures';
 
 export { quiet };
 import { launch, missing, type Context, type Engine, type EngineName, type Tab } from './driver.mjs';
@@ -66,8 +66,6 @@ export function skipWhenMissing(name: EngineName) {
   if (why && !IN_CI && !process.env.TEST_WORKER_INDEX) console.log(`engines: skipping ${name}: ${why}`);
   test.skip(!!why && !IN_CI, `${why}: not installed, skipped (with CI=true this fails)`);
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls `fn(arg)` in the tab until it returns something truthy; throws after `ms`. Errors (navigation) retry. */
 export async function waitUntil<A>(tab: Tab, fn: (arg: A) => unknown, arg?: A, ms = 15_000, what = 'a page condition') {

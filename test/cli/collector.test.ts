@@ -1,5 +1,5 @@
 // @vitest-environment node
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -266,7 +266,8 @@ describe('collector', () => {
     const req = http.request(collector.url + '/v1/batch', { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: basic(KEY) } });
     req.on('error', () => {});
     req.end(batchBody([msg()]));
-    await new Promise((r) => setTimeout(r, 100));
+    // the collector holds it (the delay), then the client gives up
+    await vi.waitFor(async () => expect((await get('/_/requests')).map((r: any) => r.status)).toEqual([null]), { timeout: 5000, interval: 20 });
     req.destroy();
     // Bounded poll (up to 5 s) until the collector has recorded the abandoned request.
     let rec: any;
@@ -538,7 +539,7 @@ describe('collector options', () => {
     await new Promise((r) => sse.on('response', r));
     c.setFault({ delayMs: 60000 });
     const slow = request(c.url + '/v1/batch', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: batchBody([msg()]) }).catch((e) => e);
-    await new Promise((r) => setTimeout(r, 50));
+    await vi.waitFor(() => expect(c.state.requests.map((r: any) => r.status)).toEqual([null]), { timeout: 5000, interval: 20 }); // held in its delay
     const t0 = Date.now();
     await c.close();
     expect(Date.now() - t0).toBeLessThan(2000);

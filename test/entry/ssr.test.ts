@@ -123,7 +123,7 @@ describe('ready() and flush() on a server', () => {
     const errors: unknown[] = [];
     api.on('error', (e: unknown) => errors.push(e));
     await expect(api.ready(() => { throw new Error('boom'); })).resolves.toBeUndefined();
-    await new Promise((r) => setTimeout(r, 10));
+    await vi.waitFor(() => expect(errors.length).toBeGreaterThan(0), { timeout: 2000, interval: 5 });
     expect(errors).toHaveLength(1);
   });
 });
