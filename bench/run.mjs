@@ -1123,7 +1123,7 @@ To run only some parts: \`BENCH_ONLY=lighthouse,track npm run bench\` (parts: \`
 
 ## Summary: the goals
 
-Ours against the better of the two peers on each row (lower is better on every row).
+Ours against the best of the peers on each row (lower is better on every row; Amplitude only where it was measured).
 
 ${summary}
 
