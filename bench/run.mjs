@@ -9,7 +9,10 @@
 // library, CPU rate and peer delivery, default 7),
 // BENCH_TRACK_RUNS (1,000-track runs, default 3), BENCH_UNLOAD_RUNS (default 3), BENCH_PROFILE=0 (skip the CPU
 // profile), BENCH_NO_WRITE=1 (don't write RESULTS.md), BENCH_REPORT_ONLY=1 (measure nothing: write RESULTS.md again
-// from bench/.tmp/last-run.json, after a change to the report's code).
+// from bench/.tmp/last-run.json, after a change to the report's code), BENCH_STUB_RUNS (fresh contexts per library
+// for the stub's own cost, default 15), BENCH_LH_RUNS (Lighthouse runs per page, default 5), BENCH_ONLY (a comma list
+// of the parts to run: ttfe, track, unload, profile, stub, lighthouse; e.g. `BENCH_ONLY=lighthouse,track npm run
+// bench`: prints those parts' tables, writes bench/.tmp/last-run-only.json, leaves RESULTS.md alone).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,11 +20,18 @@ import zlib from 'node:zlib';
 import { execFileSync } from 'node:child_process';
 import { chromium } from '@playwright/test';
 import { executablePath, args as CHROMIUM_ARGS } from '../scripts/chromium.mjs';
-import { startAll, nowMs, ROOT, BENCH, TMP, DIST, DIST_SNAP, DIST_FILES, DIST_MAP, SEGMENT_UMD, CIO_UMD, CIO_SNIPPET_VERSION, SEGMENT_DEFAULT_KEY, CIO_DEFAULT_KEY, segmentSnippet, cioSnippet, ourSnippet, snapshotDist, hashFiles } from './servers.mjs';
+import { startAll, nowMs, ROOT, BENCH, TMP, DIST, DIST_SNAP, DIST_FILES, DIST_MAP, SEGMENT_UMD, CIO_UMD, CIO_SNIPPET_VERSION, SEGMENT_DEFAULT_KEY, CIO_DEFAULT_KEY, segmentSnippet, cioSnippet, ourSnippet, snapshotDist, hashFiles, AMP_BUNDLE, AMP_SNIPPET_FILE, ampSnippet, ampVersion, PAGE_LIBS } from './servers.mjs';
 import { analyzeProfile } from './profile.mjs';
+import { launchChrome, lighthouseRun, bootupOf, LH_LONG_TASK_MS } from './lighthouse.mjs';
 
 const TTFE_RUNS = intEnv('BENCH_RUNS', 7);
 const TRACK_RUNS = intEnv('BENCH_TRACK_RUNS', 3);
+const STUB_RUNS = intEnv('BENCH_STUB_RUNS', 15);
+const LH_RUNS = intEnv('BENCH_LH_RUNS', 5);
+const PARTS = ['ttfe', 'track', 'unload', 'profile', 'stub', 'lighthouse'];
+const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((x) => x.trim()).filter(Boolean)) : null;
+if (ONLY) for (const p of ONLY) if (!PARTS.includes(p)) throw new Error(`BENCH_ONLY: unknown part ${p} (parts: ${PARTS.join(', ')})`);
+const has = (part) => !ONLY || ONLY.has(part);
 const UNLOAD_RUNS = intEnv('BENCH_UNLOAD_RUNS', 3);
 const TRACK_N = 1000;
 const UNLOAD_N = 20;
@@ -45,6 +55,9 @@ const LIBS = [
   { id: 'ours', name: 'svc-analytics', short: 'svc-analytics', page: 'ours', global: 'analytics' },
   { id: 'segment', name: '@segment/analytics-next', short: 'analytics-next', page: 'segment', global: 'analytics' },
   { id: 'cio', name: '@customerio/cdp-analytics-browser', short: 'Customer.io', page: 'cio', global: 'cioanalytics' },
+  // Amplitude's wire format is not the Data Pipelines one (the API front translates it, see servers.mjs): it takes part
+  // in the track and page-exit rows, the stub cost and Lighthouse, not in the time-to-first-event runs.
+  { id: 'amplitude', name: '@amplitude/analytics-browser', short: 'Amplitude', page: 'amplitude', global: 'amplitude', ttfe: false },
 ];
 const PEERS = LIBS.filter((l) => l.id !== 'ours');
 /** Run i's order of the libraries: rotated each time, so that no library always goes first (or after another). */
@@ -54,8 +67,8 @@ const orderFor = (i) => LIBS.map((_, k) => LIBS[(k + i) % LIBS.length]);
  * its default delivery (the same settings without `deliveryStrategy`, under a write key of its own: each event is
  * sent at once). Ours has one delivery, its default.
  */
-const DEFAULT_VARIANTS = PEERS.map((l) => ({ ...l, variant: 'default', page: `${l.page}-default`, key: l.id === 'segment' ? SEGMENT_DEFAULT_KEY : CIO_DEFAULT_KEY }));
-const TTFE_LIBS = [...LIBS, ...DEFAULT_VARIANTS];
+const DEFAULT_VARIANTS = PEERS.filter((l) => l.ttfe !== false).map((l) => ({ ...l, variant: 'default', page: `${l.page}-default`, key: l.id === 'segment' ? SEGMENT_DEFAULT_KEY : CIO_DEFAULT_KEY }));
+const TTFE_LIBS = [...LIBS.filter((l) => l.ttfe !== false), ...DEFAULT_VARIANTS];
 const ttfeOrderFor = (i) => TTFE_LIBS.map((_, k) => TTFE_LIBS[(k + i) % TTFE_LIBS.length]);
 const ttfeSlot = (raw, t) => (t.variant ? raw.libs[t.id].ttfeDefault : raw.libs[t.id].ttfe);
 const ttfeName = (t) => (t.variant ? `${t.id}-${t.variant}` : t.id);
@@ -197,6 +210,8 @@ async function main() {
       segmentSnippet: pkgVersion('node_modules/@segment/snippet/package.json'),
       cio: pkgVersion('node_modules/@customerio/cdp-analytics-browser/package.json'),
       cioSnippet: CIO_SNIPPET_VERSION,
+      amplitude: ampVersion(),
+      lighthouse: pkgVersion('node_modules/lighthouse/package.json'),
     };
     log(`Chromium ${env.chromium}, ${env.cpu} x${env.cores}, load ${env.loadavg}`);
 
@@ -215,10 +230,10 @@ async function main() {
       tPhase = nowMs();
     };
     // Warm-up (not recorded): first launch of each bundle, disk cache of the server.
-    for (const t of TTFE_LIBS) await ttfeRun(browser, servers, t, 1, clock, true);
+    if (has('ttfe')) for (const t of TTFE_LIBS) await ttfeRun(browser, servers, t, 1, clock, true);
 
     // Time to first event, interleaved so that machine noise hits all libraries (and both peer deliveries) alike.
-    for (const rate of [1, THROTTLE]) {
+    for (const rate of has('ttfe') ? [1, THROTTLE] : []) {
       for (let i = 0; i < TTFE_RUNS; i++) {
         for (const t of ttfeOrderFor(i)) {
           const r = await ttfeRun(browser, servers, t, rate, clock, false, i === 0);
@@ -228,8 +243,8 @@ async function main() {
       }
     }
 
-    phase('time to first event');
-    for (let i = 0; i < TRACK_RUNS; i++) {
+    if (has('ttfe')) phase('time to first event');
+    for (let i = 0; i < (has('track') ? TRACK_RUNS : 0); i++) {
       for (const lib of orderFor(i)) {
         const r = await trackRun(browser, servers, lib, clock);
         raw.libs[lib.id].track.push(r);
@@ -237,8 +252,8 @@ async function main() {
       }
     }
 
-    phase('1,000 tracks');
-    for (const mode of ['navigate', 'navigate-same', 'close']) {
+    if (has('track')) phase('1,000 tracks');
+    for (const mode of has('unload') ? ['navigate', 'navigate-same', 'close'] : []) {
       for (let i = 0; i < UNLOAD_RUNS; i++) {
         for (const lib of orderFor(i)) {
           const r = await unloadRun(browser, servers, lib, mode, i);
@@ -248,14 +263,30 @@ async function main() {
       }
     }
 
-    phase('page exit');
-    if (PROFILE) {
+    if (has('unload')) phase('page exit');
+    if (PROFILE && has('profile')) {
       raw.profile = await profileRun(browser, servers, LIBS[0]);
       const p = raw.profile;
       log(`profile ours: ${PROFILE_N} calls, loop ${p.loopMs?.toFixed(1)} ms under the profiler, ${p.analysis?.windowSamples ?? 0} samples in the loop, ${p.distinct}/${PROFILE_N} delivered${p.error ? ' ERROR ' + p.error : ''}`);
       phase('profile');
     }
 
+    if (has('stub')) {
+      raw.stub = await stubRuns(browser, servers);
+      phase('stub cost');
+    }
+    if (has('lighthouse')) {
+      raw.lighthouse = await lighthouseRuns(servers);
+      phase('lighthouse');
+    }
+    if (ONLY) {
+      raw.machine.loadavgEnd = os.loadavg().map((x) => x.toFixed(2)).join(' ');
+      raw.elapsedS = (nowMs() - t0) / 1000;
+      fs.writeFileSync(path.join(TMP, 'last-run-only.json'), JSON.stringify(raw, null, 1));
+      console.log(partialReport(raw));
+      log(`done in ${raw.elapsedS.toFixed(0)} s (BENCH_ONLY=${[...ONLY].join(',')}); raw data in bench/.tmp/last-run-only.json, RESULTS.md not written`);
+      return;
+    }
     raw.bytes = await byteSizes(raw);
     raw.build = { ...build, distAtEnd: hashFiles(DIST) };
     raw.build.rebuiltDuringRun = raw.build.dist !== raw.build.distAtEnd;
@@ -301,6 +332,12 @@ async function newPage(browser, rate) {
 }
 
 async function waitReady(page, lib) {
+  if (lib.id === 'amplitude') {
+    // The snippet's init() resolves once the real SDK has replayed it (servers.mjs ampInit: window.__ampReady).
+    await page.waitForFunction(() => window.amplitude && typeof window.amplitude.runQueuedFunctions === 'function', null, { timeout: READY_MS });
+    await page.evaluate(() => window.__ampReady);
+    return;
+  }
   await page.waitForFunction((g) => window[g] && window[g].initialized === true, lib.global, { timeout: READY_MS });
   await page.evaluate((g) => new Promise((resolve) => window[g].ready(() => resolve())), lib.global);
 }
@@ -386,6 +423,8 @@ const metricsMap = async (cdp) => Object.fromEntries((await cdp.send('Performanc
 async function trackRun(browser, servers, lib, clock) {
   const { ctx, page, cdp } = await newPage(browser, 1);
   const out = {};
+  const reqs = [];
+  page.on('request', (r) => reqs.push(`${r.method()} ${r.resourceType()} ${r.url()}`));
   try {
     await page.goto(`${servers.site.url}/${lib.page}.html`);
     await waitReady(page, lib);
@@ -431,6 +470,7 @@ async function trackRun(browser, servers, lib, clock) {
     out.paths = [...new Set(allPosts.map((r) => r.path))];
     out.perRequest = servers.collector.state.requests.filter((r) => r.method === 'POST').map((r) => [r.bytes, r.messages.length]);
     out.lowerBound = Math.ceil(out.messageBytes / BATCH_LIMIT);
+    out.allPageRequests = reqs;
     return out;
   } catch (err) {
     out.error = String(err && err.message || err);
@@ -527,6 +567,84 @@ async function unloadRun(browser, servers, lib, mode, i) {
   }
 }
 
+/**
+ * The inline stub's own cost: STUB_RUNS fresh contexts per library, unthrottled, interleaved; each loads
+ * stub-<lib>.html, whose one inline script times (performance.now) the stub's definition and then the 7 calls a
+ * product page makes before the bundle arrives (load, page, 5 tracks; the bundle URL answers an empty script).
+ */
+async function stubRuns(browser, servers) {
+  const out = Object.fromEntries(PAGE_LIBS.map((l) => [l.id, []]));
+  for (let i = 0; i < STUB_RUNS; i++) {
+    for (let k = 0; k < PAGE_LIBS.length; k++) {
+      const lib = PAGE_LIBS[(k + i) % PAGE_LIBS.length];
+      const ctx = await browser.newContext();
+      try {
+        const page = await ctx.newPage();
+        await page.goto(`${servers.site.url}/stub-${lib.id}.html`, { waitUntil: 'load', timeout: READY_MS });
+        const r = await page.evaluate(() => window.__stub);
+        out[lib.id].push(r ? { ...r, total: r.define + r.calls } : { error: 'no timing' });
+      } catch (err) {
+        out[lib.id].push({ error: String(err && err.message || err) });
+      } finally {
+        await ctx.close().catch(() => {});
+      }
+    }
+  }
+  for (const l of PAGE_LIBS) log(`stub ${l.id}: total ${fmt2(median(out[l.id].map((r) => r.total)))} ms (define ${fmt2(median(out[l.id].map((r) => r.define)))}, calls ${fmt2(median(out[l.id].map((r) => r.calls)))})`);
+  return out;
+}
+
+/** Which bootup-time rows are the library's own scripts (the inline snippet is in the page's own row). */
+const LH_SCRIPT = {
+  ours: (u) => u.endsWith('/dist/analytics.min.js'),
+  segment: (u) => u.includes('/analytics.js/v1/') || u.includes('/analytics-next/bundles/'),
+  cio: (u) => u.includes('/v1/analytics-js/'),
+  amplitude: (u) => u.includes('/libs/analytics-browser-'),
+};
+
+/**
+ * Lighthouse (bench/lighthouse.mjs): LH_RUNS runs of each lh-<lib>.html and of lh-none.html, the order rotated run
+ * by run, in one Chromium; then one more run of ours with the V8 sampling profiler in the trace, for the names of
+ * what runs in our long tasks (kept apart: the profiler slows the page down).
+ */
+async function lighthouseRuns(servers) {
+  const pages = ['none', ...PAGE_LIBS.map((l) => l.id)];
+  const out = { runs: Object.fromEntries(pages.map((p) => [p, []])), config: { runs: LH_RUNS } };
+  const bundle = fs.readFileSync(path.join(DIST_SNAP, 'analytics.min.js'), 'utf8');
+  const mapFile = path.join(DIST_SNAP, DIST_MAP);
+  const map = fs.existsSync(mapFile) ? JSON.parse(fs.readFileSync(mapFile, 'utf8')) : null;
+  let chrome;
+  try {
+    chrome = await launchChrome(executablePath || '/usr/bin/chromium');
+    for (let i = 0; i < LH_RUNS; i++) {
+      for (let k = 0; k < pages.length; k++) {
+        const id = pages[(k + i) % pages.length];
+        let r;
+        try {
+          r = await lighthouseRun(`${servers.site.url}/lh-${id}.html`, chrome.port, id === 'ours' ? { bundle, map } : {});
+        } catch (err) {
+          r = { error: String(err && err.message || err) };
+        }
+        if (id !== 'none' && !r.error) r.lib = bootupOf(r, LH_SCRIPT[id]);
+        if (id !== 'ours') delete r.ourLongTasks;
+        out.runs[id].push(r);
+        log(`lighthouse ${id} #${i + 1}: TBT ${fmt1(r.tbt)} ms, bootup ${fmt1(r.lib?.total)} ms${r.error || r.runtimeError ? ' ERROR ' + (r.error || r.runtimeError) : ''}`);
+      }
+    }
+    try {
+      const r = await lighthouseRun(`${servers.site.url}/lh-ours.html`, chrome.port, { bundle, map, profile: true });
+      out.profiled = { tbt: r.tbt, ourLongTasks: r.ourLongTasks, lib: bootupOf(r, LH_SCRIPT.ours) };
+      log(`lighthouse ours with the sampling profiler: TBT ${fmt1(r.tbt)} ms, ${r.ourLongTasks?.tasks?.length ?? 0} long tasks of ours`);
+    } catch (err) {
+      out.profiled = { error: String(err && err.message || err) };
+    }
+    out.chromium = chrome.port ? 'chrome-launcher' : '';
+  } finally {
+    if (chrome) await chrome.kill();
+  }
+  return out;
+}
+
 /** Bytes a page loads before the first event leaves, from the requests observed in the first measured run. */
 async function byteSizes(raw) {
   const out = {};
@@ -541,6 +659,14 @@ async function byteSizes(raw) {
     cio: sizes(cioSnippet({ writeKey: 'YOUR_WRITE_KEY', load: false, page: false })),
   };
   for (const lib of LIBS) {
+    if (lib.id === 'amplitude') {
+      // No time-to-first-event runs: the files its page loads (checked in the track runs' requests), counted offline.
+      // Snippet: Amplitude's official one + `amplitude.init(key)` + a Page Viewed track; stub: the official one as shipped.
+      const snippet = sizes(fs.readFileSync(AMP_SNIPPET_FILE, 'utf8').trim() + 'amplitude.init("YOUR_API_KEY");amplitude.track("Page Viewed");');
+      const jsTotal = sizes(fs.readFileSync(AMP_BUNDLE));
+      out[lib.id] = { snippet, snippetStub: sizes(fs.readFileSync(AMP_SNIPPET_FILE, 'utf8').trim()), js: [{ url: `/libs/analytics-browser-${ampVersion()}-min.js`, ...jsTotal }], jsTotal, settings: null, settingsFiles: [], other: [], total: addSizes(snippet, jsTotal), requestsBefore: 1, sameRequestsEveryRun: true, distinctRequestSets: [] };
+      continue;
+    }
     const run = raw.libs[lib.id].ttfe[1].find((r) => r.requestsBefore && r.requestsBefore.every((q) => q.body));
     if (!run) {
       out[lib.id] = { error: 'no measured run with bodies' };
@@ -655,7 +781,7 @@ function summarize(raw, id) {
     duplicates: Object.entries(L.unload).map(([mode, rs]) => `${mode} ${rs.reduce((a, r) => a + Math.max(0, (r.received ?? 0) - (r.delivered ?? 0)), 0)}`).join(', '),
     trackDuplicates: tr.reduce((a, r) => a + Math.max(0, (r.messagesReceived ?? 0) - (r.distinct ?? 0)), 0),
     // Requests a page made anywhere but 127.0.0.1 (none expected: that would be a real CDN or API the bench missed).
-    offHost: [...new Set([...L.ttfe[1], ...L.ttfe[THROTTLE], ...dRuns].flatMap((r) => r.allPageRequests || []).filter((q) => !/^\S+ \S+ (http:\/\/127\.0\.0\.1[:/]|data:)/.test(q)))],
+    offHost: [...new Set([...L.ttfe[1], ...L.ttfe[THROTTLE], ...dRuns, ...L.track].flatMap((r) => r.allPageRequests || []).filter((q) => !/^\S+ \S+ (http:\/\/127\.0\.0\.1[:/]|data:)/.test(q)))],
     errors: [...L.ttfe[1], ...L.ttfe[THROTTLE], ...dRuns, ...L.track, ...L.unload.navigate, ...L.unload['navigate-same'], ...L.unload.close].filter((r) => r.error).map((r) => r.error),
   };
 }
@@ -712,6 +838,17 @@ function summaryRows(raw, sums) {
   const bb = bestPeer(sums, bytes, (x) => x.taskMs);
   rows.push([`main thread for ${fmtInt(TRACK_N)} tracks, until delivered (ms)`, fmt1(o.taskMs), bb ? `${bb.lib.short}: ${fmt1(bb.value)}` : 'n/a', ratio(o.taskMs, bb?.value), `at most ${GOAL_BUSY_MS} ms`, goalStatus(o.taskMs, GOAL_BUSY_MS, 'ms', fmt1)]);
 
+  const amp = sums.amplitude;
+  if (amp && Number.isFinite(us(amp))) {
+    rows.push(['`track()` vs Amplitude: synchronous µs per call, measured in the same run', fmt1(us(o)), `Amplitude: ${fmt1(us(amp))}`, ratio(us(o), us(amp)), "no more than Amplitude's", us(o) <= us(amp) ? `met (${fmt1(us(amp) - us(o))} µs less)` : `**missed** by ${fmt1(us(o) - us(amp))} µs (+${pctOver(us(o), us(amp))})`]);
+  }
+  const S = lhSummary(raw);
+  if (S) {
+    let best = null;
+    for (const l of PAGE_LIBS.filter((x) => x.id !== 'ours')) if (Number.isFinite(S[l.id].added) && (!best || S[l.id].added < best.value)) best = { l, value: S[l.id].added };
+    const ours = S.ours.added;
+    rows.push([`Lighthouse mobile (4x CPU): Total Blocking Time added to the product page (page + 5 tracks), ms, median of ${LH_RUNS}`, fmt1(ours), best ? `${best.l.name}: ${fmt1(best.value)}` : 'n/a', ratio(ours, best?.value), 'lowest TBT of the peers', !best || !Number.isFinite(ours) ? 'n/a' : ours <= best.value ? `met (${fmt1(best.value - ours)} ms less)` : `**missed** by ${fmt1(ours - best.value)} ms`]);
+  }
   const br = (x, b) => b.jsTotal?.brotli;
   const ours = bytes.ours?.jsTotal?.brotli;
   const bz = bestPeer(sums, bytes, br);
@@ -719,6 +856,145 @@ function summaryRows(raw, sums) {
   if (Number.isFinite(ours)) zs += ours <= AIM_BROTLI ? `; the ${fmtInt(AIM_BROTLI)} B aim met` : `; the ${fmtInt(AIM_BROTLI)} B aim missed by ${fmtInt(ours - AIM_BROTLI)} B`;
   rows.push(['bundle, brotli (bytes): the JS fetched before the first event', fmtInt(ours), bz ? `${bz.lib.short}: ${fmtInt(bz.value)}` : 'n/a', ratio(ours, bz?.value), `at most ${fmtInt(GOAL_BROTLI)} B (${fmtInt(AIM_BROTLI)} B is the aim)`, zs]);
   return rows;
+}
+
+/** Lighthouse per page: medians of TBT, FCP, TTI, the library's bootup (scripting + parse/compile), and TBT added. */
+function lhSummary(raw) {
+  const L = raw.lighthouse;
+  if (!L) return null;
+  const ok = (id) => (L.runs[id] || []).filter((r) => !r.error && !r.runtimeError && Number.isFinite(r.tbt));
+  const none = median(ok('none').map((r) => r.tbt));
+  const out = { none: { tbt: none, n: ok('none').length, tbts: ok('none').map((r) => r.tbt), fcp: median(ok('none').map((r) => r.fcp)), tti: median(ok('none').map((r) => r.tti)) } };
+  for (const l of PAGE_LIBS) {
+    const rs = ok(l.id);
+    out[l.id] = {
+      n: rs.length,
+      tbt: median(rs.map((r) => r.tbt)),
+      tbts: rs.map((r) => r.tbt),
+      added: median(rs.map((r) => r.tbt)) - none,
+      bootup: median(rs.map((r) => r.lib?.total)),
+      scripting: median(rs.map((r) => r.lib?.scripting)),
+      parse: median(rs.map((r) => r.lib?.parse)),
+      bootups: rs.map((r) => r.lib?.total),
+      fcp: median(rs.map((r) => r.fcp)),
+      tti: median(rs.map((r) => r.tti)),
+      offHost: [...new Set(rs.flatMap((r) => r.requests || []).filter((u) => !/^(http:\/\/127\.0\.0\.1[:/]|data:)/.test(u)))],
+      errors: (L.runs[l.id] || []).filter((r) => r.error || r.runtimeError).map((r) => r.error || r.runtimeError),
+    };
+  }
+  return out;
+}
+
+function stubSummary(raw) {
+  if (!raw.stub) return null;
+  return Object.fromEntries(PAGE_LIBS.map((l) => {
+    const rs = (raw.stub[l.id] || []).filter((r) => !r.error);
+    const t = rs.map((r) => r.total);
+    return [l.id, { n: rs.length, total: median(t), min: Math.min(...t), max: Math.max(...t), define: median(rs.map((r) => r.define)), calls: median(rs.map((r) => r.calls)) }];
+  }));
+}
+
+const libShort = (id) => PAGE_LIBS.find((l) => l.id === id)?.name || id;
+
+function stubSection(raw) {
+  const S = stubSummary(raw);
+  if (!S) return '';
+  const rows = PAGE_LIBS.map((l) => [l.name, `${fmt2(S[l.id].total)} [${fmt2(S[l.id].min)}–${fmt2(S[l.id].max)}]`, fmt2(S[l.id].define), fmt2(S[l.id].calls), l.id === 'ours' ? '-' : ratio(S.ours.total, S[l.id].total)]);
+  return `
+## The inline stub's own cost
+
+Each library's stub alone, in ${STUB_RUNS} fresh browser contexts per library (empty storage; order rotated run by run), no CPU
+throttling: one inline script times with \`performance.now()\` the stub's definition and then the 7 calls a product page
+makes before the bundle arrives: \`load\`, \`page\`, 5 \`track\`s (Amplitude: its snippet inserts the bundle's script while it
+is defined; then \`init\`, a \`Page Viewed\` track, 5 tracks). The bundle URL answers an empty script, so nothing but the
+stub runs. Ours is \`dist/snippet.min.js\`, the peers' are their standard snippets (see Method), Amplitude's the one its
+npm package ships. Medians, ms [min–max of the total]:
+
+${mdTable(['stub', 'definition + 7 calls, ms', 'definition, ms', '7 calls, ms', 'ours / that'], rows)}
+`;
+}
+
+function lighthouseSection(raw) {
+  const L = raw.lighthouse;
+  const S = lhSummary(raw);
+  if (!L || !S) return '';
+  const rows = [
+    ['no analytics (the same page)', `${fmt1(S.none.tbt)} (${S.none.tbts.map(fmtInt).join(', ')})`, '-', '-', `${fmtInt(S.none.fcp)} / ${fmtInt(S.none.tti)}`, '-'],
+    ...PAGE_LIBS.map((l) => {
+      const x = S[l.id];
+      return [l.name, `${fmt1(x.tbt)} (${x.tbts.map(fmtInt).join(', ')})`, `**${fmt1(x.added)}**`, `${fmt1(x.bootup)} (${fmt1(x.scripting)} + ${fmt1(x.parse)}) [${x.bootups.map(fmtInt).join(', ')}]`, `${fmtInt(x.fcp)} / ${fmtInt(x.tti)}`, l.id === 'ours' ? '-' : `${ratio(S.ours.added, x.added)} / ${ratio(S.ours.bootup, x.bootup)}`];
+    }),
+  ];
+  const p = L.profiled;
+  const lt = p && p.ourLongTasks;
+  let tasks = '';
+  if (!p || p.error || !lt || lt.error) tasks = `The profiled run failed: ${(p && (p.error || lt?.error)) || 'no trace'}.`;
+  else if (!lt.tasks.length) tasks = `In the profiled run (TBT ${fmt1(p.tbt)} ms) no main-thread task over ${LH_LONG_TASK_MS} ms ran our code.`;
+  else {
+    tasks = `In the profiled run (TBT ${fmt1(p.tbt)} ms, our bootup ${fmt1(p.lib?.total)} ms; ${fmtInt(lt.profileSamples)} CPU samples in the trace), ${lt.tasks.length} main-thread task(s) over ${LH_LONG_TASK_MS} ms ran our code:
+
+`;
+    lt.tasks.forEach((t, i) => {
+      const ent = t.entries.map((e) => `${e.name}${e.at ? ' ' + codeCell(e.at, false) : ''}${e.mapped ? ' → ' + e.mapped : ''} ${fmt1(e.ms)} ms`).join('; ');
+      const self = t.selfTop.map((f) => `${f.name} ${fmt1(f.pct)}%`).join('; ');
+      const total = t.totalTop.map((f) => `${f.name} ${fmt1(f.pct)}%`).join('; ');
+      tasks += `${i + 1}. **${fmt1(t.ms)} ms** at ${fmtInt(t.start)} ms after navigation start (${t.ourSamples}/${t.samples} samples in our code). What the browser ran in it: ${ent || 'n/a'}.
+   Self time (our functions and the built-ins they call): ${self || 'n/a'}.
+   On the stack (ours): ${total || 'n/a'}.
+`;
+    });
+  }
+  // Long tasks of ours in the measured (unprofiled) runs: durations only.
+  const measured = (L.runs.ours || []).map((r) => (r.ourLongTasks?.tasks || []).map((t) => `${fmtInt(t.ms)} ms (${t.entries[0]?.name || '?'}${t.entries[0]?.at ? ' ' + t.entries[0].at.replace(/:\d+:\d+$/, '') : ''})`).join(' + ') || 'none').map((x, i) => `run ${i + 1}: ${x}`).join('; ');
+  const off = PAGE_LIBS.map((l) => `${l.name} ${S[l.id].offHost.length ? S[l.id].offHost.join(', ') : 'none'}`).join(', ');
+  const errs = PAGE_LIBS.filter((l) => S[l.id].errors.length).map((l) => `${l.name}: ${S[l.id].errors.join('; ')}`).join('. ');
+  return `
+## The page's main thread as Lighthouse sees it
+
+Lighthouse ${raw.versions.lighthouse} (npm \`lighthouse\`, Node API, \`bench/lighthouse.mjs\`), mobile preset (form factor and screen of a
+phone, 4x CPU slowdown, Slow 4G) with \`throttlingMethod: 'devtools'\` (the slowdown is applied to the page through CDP and the
+trace is the throttled page's own, so TBT, bootup and long tasks are observed, not simulated by Lantern), in Debian's Chromium
+started by chrome-launcher with \`--headless=new --no-sandbox --disable-gpu\`; audits run: TBT, FCP, TTI, bootup-time (its 50 ms
+threshold lowered to 0), main-thread work, network requests. The page is a small product page (\`bench/site/lh.html\`): the
+library's snippet (load + \`page()\`; Amplitude: \`init\` + a \`Page Viewed\` track) in \`<head>\`, 5 \`track()\` calls at the end of
+\`<body>\`; the same page without analytics is the baseline. ${LH_RUNS} runs per page, the order of the five pages rotated run by run;
+Lighthouse resets the origin's storage before each. TBT added = median TBT of the page − median TBT of the page without analytics.
+Bootup = the bootup-time audit's rows of the library's own script file(s) (scripting + script parse/compile; the inline snippet is
+in the page's own row, not counted). Medians in ms, each run's value in parentheses or brackets:
+
+${mdTable(['page', 'TBT (runs)', 'TBT added', 'bootup: scripting + parse [runs]', 'FCP / TTI', 'ours / that: TBT added / bootup'], rows)}
+
+Requests to hosts other than 127.0.0.1 in these runs: ${off}.${errs ? ' Errors: ' + errs + '.' : ''}
+
+### Our long tasks (over ${LH_LONG_TASK_MS} ms at 4x)
+
+Our long tasks in the measured runs (task duration, and its longest entry): ${measured}.
+
+For what runs in them, one more Lighthouse run of our page, the same settings plus the V8 sampling profiler in the trace
+(\`disabled-by-default-v8.cpu_profiler\`; the profiler slows the page, so this run's numbers are not in the table). For each
+main-thread task over ${LH_LONG_TASK_MS} ms in which our bundle ran: the trace events inside it (EvaluateScript = running the bundle's
+top level; FunctionCall = a callback the browser called into, at its position; TimerFire, RunMicrotasks), then the CPU samples
+taken during the task, as self time (the function the sample was in, ours or a built-in our code called) and as time on the
+stack (each of our functions that was anywhere on it), in % of the task's samples. Positions in \`dist/analytics.min.js\` are
+mapped back to source names by \`dist/analytics.min.js.map\` (the name is the one at the function's start in the map; arrow
+functions show as \`(anonymous)\`, with their source line).
+
+${tasks}`;
+}
+
+/** BENCH_ONLY: the parts that ran. */
+function partialReport(raw) {
+  const parts = [];
+  if (ONLY.has('track')) {
+    const rows = LIBS.map((l) => {
+      const tr = raw.libs[l.id].track.filter((r) => !r.error);
+      return [l.short, fmt1((median(tr.map((r) => r.loopMs)) * 1000) / TRACK_N), fmt1(median(tr.map((r) => r.taskMs))), tr.map((r) => r.distinct).join(', ')];
+    });
+    parts.push(mdTable(['library', `µs per track() (median of ${TRACK_RUNS} × ${TRACK_N})`, 'main thread until delivered, ms', 'delivered'], rows));
+  }
+  if (raw.stub) parts.push(stubSection(raw));
+  if (raw.lighthouse) parts.push(lighthouseSection(raw));
+  return parts.join('\n');
 }
 
 const mdTable = (head, rows, align) =>
@@ -774,10 +1050,10 @@ function report(raw) {
   const o = sums.ours;
   const B = (id) => raw.bytes[id] || {};
   // Where each library's JS came from: ours from /dist/, the peers' standalone bundles from where their snippets load them.
-  const fileName = (u) => (u.startsWith('/analytics.js/v1/') || u.startsWith('/v1/analytics-js/snippet/') ? 'standalone.js' : u.startsWith('/dist/') ? u.slice(1) : path.basename(u));
+  const fileName = (u) => (u.startsWith('/libs/') ? 'amplitude-min.js' : u.startsWith('/analytics.js/v1/') || u.startsWith('/v1/analytics-js/snippet/') ? 'standalone.js' : u.startsWith('/dist/') ? u.slice(1) : path.basename(u));
   const files = (b) => (b.js || []).map((f) => fileName(f.url)).join(' + ') || 'n/a';
   const runs = (xs) => `${xs.reduce((a, b) => a + b, 0)}/${xs.length * UNLOAD_N} (${xs.join(', ')})`;
-  const range = (m, r) => `${fmt1(m)} [${fmt1(r[0])}–${fmt1(r[1])}]`;
+  const range = (m, r) => (Number.isFinite(m) ? `${fmt1(m)} [${fmt1(r[0])}–${fmt1(r[1])}]` : 'not measured');
   // Each row: label, a cell per library, and the ratio ours / peer for each peer.
   const row = (label, cell, rat) => [label, ...LIBS.map((l) => cell(sums[l.id], B(l.id))), ...PEERS.map((l) => rat(o, B('ours'), sums[l.id], B(l.id)))];
   const rows = [
@@ -800,7 +1076,7 @@ function report(raw) {
     row('  same, but the next page loads the same library (which may send what the first page persisted)', (s) => runs(s.same), (x, _, s) => ratio(x.sameSum, s.sameSum)),
     row(`Delivered of ${UNLOAD_N} tracked right before \`page.close()\`, ${UNLOAD_RUNS} runs`, (s) => runs(s.cls), (x, _, s) => ratio(x.clsSum, s.clsSum)),
   ];
-  const vers = { ours: raw.versions.ours, segment: raw.versions.segment, cio: raw.versions.cio };
+  const vers = { ours: raw.versions.ours, segment: raw.versions.segment, cio: raw.versions.cio, amplitude: raw.versions.amplitude };
   const head = ['Measure', ...LIBS.map((l) => `${l.short} ${vers[l.id]}`), ...PEERS.map((l) => `ours / ${l.short}`)];
   const table = mdTable(head, rows);
   const summary = mdTable(['Goal (issue 8)', 'svc-analytics', 'best peer', 'ours / best', 'goal', 'status'], summaryRows(raw, sums), ['---', '---:', '---:', '---:', '---', '---']);
@@ -818,6 +1094,10 @@ function report(raw) {
   }
   for (const l of PEERS) {
     const x = sums[l.id];
+    if (l.ttfe === false) {
+      checks.push(`${l.short}: no time-to-first-event runs (its wire format is not the Data Pipelines one, and its default delivery is batched, 30 events / 1 s); its byte rows are its official snippet and the bundle that snippet loads (\`lib/scripts/amplitude-min.js\`, the file behind the snippet's SRI hash), counted offline; in the track runs its page requested ${[...new Set(raw.libs[l.id].track.flatMap((r) => (r.allPageRequests || []).map((q) => q.replace(/^(\S+ \S+ )https?:\/\/[^/]+/, '$1').replace(/\?.*$/, ''))))].join(', ') || 'n/a'}, and its events went to \`POST /2/httpapi\` (answered ${[...new Set(raw.libs[l.id].track.flatMap((r) => r.statuses || []))].join(', ') || 'n/a'}, translated to the collector's format by the API front)`);
+      continue;
+    }
     if (!x.defaultRuns) {
       checks.push(`${l.short} in its default delivery: not measured in this run`);
       continue;
@@ -830,14 +1110,20 @@ function report(raw) {
     const b = raw.bytes[l.id];
     if (b && !b.sameRequestsEveryRun) checks.push(`${l.short}: the requests before the first event differed between runs: ${b.distinctRequestSets.join(' | ')}`);
   }
-  const full = `# Benchmark: svc-analytics vs @segment/analytics-next and @customerio/cdp-analytics-browser
+  const full = `# Benchmark: svc-analytics vs @segment/analytics-next, @customerio/cdp-analytics-browser and @amplitude/analytics-browser
 
 Produced by \`npm run bench\` (\`node bench/run.mjs\`) on ${m.date}. Customer.io's own current SDK,
-\`@customerio/cdp-analytics-browser\` ${raw.versions.cio} (a fork of analytics-next), and Segment's analytics-next are the two peers.
+\`@customerio/cdp-analytics-browser\` ${raw.versions.cio} (a fork of analytics-next), Segment's analytics-next and Amplitude's
+\`@amplitude/analytics-browser\` ${raw.versions.amplitude} are the peers (Amplitude in the rows where its own wire format allows a fair
+comparison: track calls, page exit, the stub's cost, Lighthouse).
+
+To run only some parts: \`BENCH_ONLY=lighthouse,track npm run bench\` (parts: \`ttfe\`, \`track\`, \`unload\`, \`profile\`,
+\`stub\`, \`lighthouse\`; prints their tables, writes \`bench/.tmp/last-run-only.json\`, leaves this file alone). Counts:
+\`BENCH_TRACK_RUNS\`, \`BENCH_STUB_RUNS\` (default 15), \`BENCH_LH_RUNS\` (default 5); see the head of \`bench/run.mjs\`.
 
 ## Summary: the goals
 
-Ours against the better of the two peers on each row (lower is better on every row).
+Ours against the best of the peers on each row (lower is better on every row; Amplitude only where it was measured).
 
 ${summary}
 
@@ -849,13 +1135,15 @@ counts, above 1 means it delivered more).
 ${table}
 
 Checks of this run: ${checks.join('. ')}.
-${raw.build.stale ? '\n**Warning:** src/ was newer than dist/ when this ran; run `npm run build` and re-run.\n' : ''}${raw.build.rebuiltDuringRun ? '\nNote: dist/ was rebuilt while this ran; every number is of the copy of dist/ taken at the start (build ' + raw.build.dist + ').\n' : ''}${profileSection(raw, o)}
+${stubSection(raw)}${lighthouseSection(raw)}${raw.build.stale ? '\n**Warning:** src/ was newer than dist/ when this ran; run `npm run build` and re-run.\n' : ''}${raw.build.rebuiltDuringRun ? '\nNote: dist/ was rebuilt while this ran; every number is of the copy of dist/ taken at the start (build ' + raw.build.dist + ').\n' : ''}${profileSection(raw, o)}
 ## Machine
 
 - CPU: ${m.cpu}, ${m.cores} cores (load average ${m.loadavg} at start, ${m.loadavgEnd} at end)
 - Chromium ${m.chromium} (headless), Node ${m.node}, ${m.os}
 - svc-analytics at commit ${raw.git}, dist/ content hash ${raw.build.dist} (copied at the start of the run)
 - @segment/analytics-next ${raw.versions.segment} (standalone bundle \`dist/umd/standalone.js\`), Segment snippet from @segment/snippet ${raw.versions.segmentSnippet} (SNIPPET_VERSION 5.2.0)
+- @amplitude/analytics-browser ${raw.versions.amplitude}: its official snippet (\`lib/scripts/amplitude-snippet-min.js\`) with the CDN URL of its bundle pointed at the local site, which serves \`lib/scripts/amplitude-min.js\` (the same bytes as the CDN's \`analytics-browser-${raw.versions.amplitude}-min.js.gz\`: the snippet's SRI hash matches, and stays); \`init\` with \`serverUrl\` = the local API front's \`/2/httpapi\` (which translates each event to a track message of the collector's format and answers as Amplitude's HTTP V2 API does), \`flushQueueSize: 20\`, \`flushIntervalMillis: 1000\` (as the others' batching), \`autocapture: false\`, \`fetchRemoteConfig: false\`, \`enableDiagnostics: false\` (these send requests off this machine or add events the others don't send); its \`page()\` is a \`Page Viewed\` track
+- Lighthouse ${raw.versions.lighthouse || 'n/a'} (see its section)
 - @customerio/cdp-analytics-browser ${raw.versions.cio} (standalone bundle \`dist/umd/standalone.js\`, its lazy chunks beside it), Customer.io's snippet as its JavaScript source publishes it (SNIPPET_VERSION ${raw.versions.cioSnippet}), reproduced by \`bench/servers.mjs\`
 - Whole run: ${fmtInt(raw.elapsedS)} s (${Object.entries(raw.phases || {}).map(([k, v]) => `${k} ${fmtInt(v)} s`).join(', ')})
 

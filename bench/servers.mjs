@@ -19,6 +19,11 @@
 //    Data Pipelines destination's `deliveryStrategy` (so the SDK sends each event at once, as a workspace does
 //    unless batching is turned on), served under a write key of its own (SEGMENT_DEFAULT_KEY, CIO_DEFAULT_KEY) from
 //    the pages segment-default(-page).html and cio-default(-page).html, so one run serves both variants.
+//  - Amplitude's CDN (cdn.amplitude.com): the browser bundle its official snippet loads,
+//    `libs/analytics-browser-<version>-min.js.gz`, is the npm package's lib/scripts/amplitude-min.js byte for byte (the
+//    snippet's SRI hash matches it); the site serves it uncompressed at /libs/analytics-browser-<version>-min.js. Its
+//    events go to `{apiHost}/2/httpapi` (init's serverUrl), which the API front translates (see startApiFront).
+//  - pages for the stub-cost runs (stub-<lib>.html) and the Lighthouse runs (lh-<lib>.html, lh-none.html).
 import http from 'node:http';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -50,6 +55,15 @@ export const SEGMENT_DEFAULT_KEY = 'benchkeydefault';
 export const CIO_DEFAULT_KEY = 'benchkeyciodefault';
 /** The one-letter paths of analytics-next's and Customer.io's standard dispatcher (`ctx.event.type.charAt(0)`). */
 const SINGLE_PATHS = { p: 'page', t: 'track', i: 'identify', g: 'group', a: 'alias', s: 'screen' };
+/** Amplitude's browser SDK (npm @amplitude/analytics-browser, a dev dependency). */
+export const AMP_PKG = path.join(ROOT, 'node_modules/@amplitude/analytics-browser');
+export const AMP_BUNDLE = path.join(AMP_PKG, 'lib/scripts/amplitude-min.js');
+export const AMP_SNIPPET_FILE = path.join(AMP_PKG, 'lib/scripts/amplitude-snippet-min.js');
+export const AMP_API_KEY = 'benchkeyamplitude';
+/** Amplitude's HTTP V2 API path (its default serverUrl is https://api2.amplitude.com/2/httpapi). */
+export const AMP_PATH = '/2/httpapi';
+/** Write key of the stub-cost pages: its bundle URLs serve an empty script, so only the stub runs. */
+export const STUB_KEY = 'stubkey';
 /** SNIPPET_VERSION of the Customer.io snippet this bench reproduces (see cioSnippet). */
 export const CIO_SNIPPET_VERSION = '4.15.3';
 
@@ -82,6 +96,7 @@ export async function startApiFront(targetPort) {
   const records = [];
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   const server = http.createServer((req, res) => {
+    if (new URL(req.url, 'http://x').pathname === AMP_PATH) return amplitudeIngest(req, res, records, targetPort, agent);
     const rec = { t: nowMs(), tEnd: null, method: req.method, path: new URL(req.url, 'http://x').pathname, bytes: 0, status: null, contentType: req.headers['content-type'] || null };
     records.push(rec);
     const one = /^\/v1\/([a-z])$/.exec(rec.path);
@@ -118,6 +133,119 @@ export async function startApiFront(targetPort) {
     },
   };
 }
+
+const ampCors = (req) => ({
+  'Access-Control-Allow-Origin': req.headers.origin || '*',
+  'Access-Control-Allow-Methods': 'POST, OPTIONS',
+  'Access-Control-Allow-Headers': req.headers['access-control-request-headers'] || 'Content-Type',
+  'Access-Control-Max-Age': '600',
+});
+
+/**
+ * Amplitude's HTTP V2 API, `POST /2/httpapi` `{"api_key", "events": [...], "options"}`, played by the API front:
+ * each event becomes a track message of the collector's format (event_type → event, event_properties →
+ * properties, insert_id → messageId, device_id → anonymousId, user_id → userId, time → timestamp), sent on to the
+ * collector's /v1/batch, so the delivery counts read the same store; the page gets Amplitude's success answer,
+ * `{"code": 200, "events_ingested", "payload_size_bytes", "server_upload_time"}`. Recorded like any other request
+ * (its bytes are Amplitude's own body).
+ */
+function amplitudeIngest(req, res, records, targetPort, agent) {
+  const rec = { t: nowMs(), tEnd: null, method: req.method, path: AMP_PATH, bytes: 0, status: null, contentType: req.headers['content-type'] || null };
+  records.push(rec);
+  if (req.method === 'OPTIONS') {
+    rec.status = 204;
+    rec.tEnd = rec.t;
+    res.writeHead(204, ampCors(req));
+    return res.end();
+  }
+  const chunks = [];
+  req.on('data', (c) => { rec.bytes += c.length; chunks.push(c); });
+  req.on('end', () => {
+    rec.tEnd = nowMs();
+    const answer = (status, body) => {
+      rec.status = status;
+      res.writeHead(status, { ...ampCors(req), 'Content-Type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    let body;
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    } catch {
+      return answer(400, { code: 400, error: 'Invalid JSON request body' });
+    }
+    const events = Array.isArray(body && body.events) ? body.events : [];
+    const batch = events.map((e) => ({
+      type: 'track',
+      event: String(e.event_type || ''),
+      properties: e.event_properties && typeof e.event_properties === 'object' ? e.event_properties : {},
+      messageId: String(e.insert_id || crypto.randomUUID()),
+      anonymousId: e.device_id || null,
+      userId: e.user_id ?? null,
+      timestamp: new Date(typeof e.time === 'number' ? e.time : Date.now()).toISOString(),
+      context: { library: e.library, amplitude: { session_id: e.session_id, event_id: e.event_id } },
+    }));
+    const payload = JSON.stringify({ batch, writeKey: body.api_key || AMP_API_KEY });
+    const up = http.request({ host: '127.0.0.1', port: targetPort, method: 'POST', path: '/v1/batch', headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) }, agent }, (ur) => {
+      ur.resume();
+      ur.on('end', () => (ur.statusCode === 200
+        ? answer(200, { code: 200, events_ingested: events.length, payload_size_bytes: rec.bytes, server_upload_time: Date.now() })
+        : answer(ur.statusCode, { code: ur.statusCode, error: `collector answered ${ur.statusCode}` })));
+    });
+    up.on('error', (err) => {
+      rec.error = err.message;
+      answer(502, { code: 502, error: err.message });
+    });
+    up.end(payload);
+  });
+}
+
+/** Amplitude's version, and its official snippet (the npm package's lib/scripts/amplitude-snippet-min.js). */
+export function ampVersion() {
+  return JSON.parse(fs.readFileSync(path.join(AMP_PKG, 'package.json'), 'utf8')).version;
+}
+
+/**
+ * Amplitude's snippet as the package ships it, with the CDN URL of its bundle pointed at `src` (default: the local
+ * site's copy); its SRI attribute stays, as the bundle is the same bytes. `init`: append `amplitude.init(key, …)`
+ * with the bench's options (serverUrl = the local API front, batches of 20 / 1 s as the other libraries, no
+ * autocapture, no remote config fetch, no diagnostics: all three would send requests off this machine or add events
+ * the others don't send); `window.__ampReady` resolves when the real init is done. `page`: a `Page Viewed` track
+ * (Amplitude has no page() call; it tracks page views as events).
+ */
+export function ampSnippet({ siteUrl = 'https://cdn.amplitude.com', apiUrl, src, init = true, page = true, key = AMP_API_KEY }) {
+  const v = ampVersion();
+  const cdn = `https://cdn.amplitude.com/libs/analytics-browser-${v}-min.js.gz`;
+  let text = fs.readFileSync(AMP_SNIPPET_FILE, 'utf8').trim();
+  if (!text.includes(cdn)) throw new Error(`Amplitude's snippet does not load ${cdn}`);
+  text = text.replace(cdn, src || `${siteUrl}/libs/analytics-browser-${v}-min.js`);
+  if (init) text += ampInit(apiUrl, key);
+  if (page) text += `amplitude.track("Page Viewed");`;
+  return text;
+}
+
+/** The bench's `amplitude.init(...)` call (see ampSnippet). */
+export function ampInit(apiUrl, key = AMP_API_KEY) {
+  const opts = { serverUrl: apiUrl + AMP_PATH, flushQueueSize: 20, flushIntervalMillis: 1000, autocapture: false, fetchRemoteConfig: false, enableDiagnostics: false };
+  return `window.__ampReady=amplitude.init(${JSON.stringify(key)},${JSON.stringify(opts)}).promise.then(function(r){return r&&r.promise});`;
+}
+
+/** The product page's 5 track() calls (Lighthouse and stub-cost pages), the same for every library. */
+export const PRODUCT_TRACKS = [
+  ['Product Viewed', { product_id: 'TR2', name: 'Trail Runner 2', price: 129, currency: 'USD', category: 'Shoes' }],
+  ['Product Image Zoomed', { product_id: 'TR2', image: 2 }],
+  ['Size Selected', { product_id: 'TR2', size: 42 }],
+  ['Color Selected', { product_id: 'TR2', color: 'red' }],
+  ['Reviews Viewed', { product_id: 'TR2', count: 37 }],
+];
+export const productTracks = (global) => PRODUCT_TRACKS.map(([e, p]) => `${global}.track(${JSON.stringify(e)},${JSON.stringify(p)});`).join('');
+
+/** The libraries of the stub-cost and Lighthouse pages: their ids and globals (ours, the three peers). */
+export const PAGE_LIBS = [
+  { id: 'ours', global: 'analytics', name: 'svc-analytics' },
+  { id: 'segment', global: 'analytics', name: 'analytics-next' },
+  { id: 'cio', global: 'cioanalytics', name: 'Customer.io' },
+  { id: 'amplitude', global: 'amplitude', name: 'Amplitude' },
+];
 
 /** Segment's standard v5 snippet (npm `@segment/snippet`), minified by its own `min()`. */
 export function segmentSnippet(opts) {
@@ -211,6 +339,35 @@ async function renderSite({ siteUrl, apiUrl }) {
     snippets[`segment-default${suffix}`] = segDefault;
     snippets[`cio-default${suffix}`] = cioDefault;
   }
+  // Amplitude: the bundle where the local snippet loads it, pages with and without the Page Viewed event.
+  writeOut(`libs/analytics-browser-${ampVersion()}-min.js`, fs.readFileSync(AMP_BUNDLE));
+  for (const page of [false, true]) {
+    const amp = ampSnippet({ siteUrl, apiUrl, page });
+    writeOut(`amplitude${page ? '-page' : ''}.html`, render('amplitude.html', { SNIPPET: amp }));
+    snippets[`amplitude${page ? '-page' : ''}`] = amp;
+  }
+  // Stub-cost pages: each library's stub alone (its bundle URL answers an empty script), timed around its definition
+  // and around the 7 calls a product page makes before the bundle arrives: load, page and 5 tracks (Amplitude:
+  // its snippet inserts the script itself, so its definition includes that; init, a Page Viewed track, 5 tracks).
+  writeOut('stub-empty.js', '/* empty: the stub-cost pages time the stub alone */\n');
+  for (const f of [`analytics.js/v1/${STUB_KEY}/analytics.min.js`, `v1/analytics-js/snippet/${STUB_KEY}/analytics.min.js`]) writeOut(f, '/* empty */\n');
+  const stubParts = {
+    ours: [fs.readFileSync(path.join(DIST_SNAP, 'snippet.min.js'), 'utf8').trim(), `analytics.load(${JSON.stringify(STUB_KEY)},${JSON.stringify({ cdnUrl: '/stub-empty.js', apiHost: apiUrl })});analytics.page();${productTracks('analytics')}`],
+    segment: [segmentSnippet({ apiKey: STUB_KEY, host: siteHost, useHostForBundles: true, page: false, load: false }).replace(/https:\/\//g, 'http://'), `analytics.load(${JSON.stringify(STUB_KEY)});analytics.page();${productTracks('analytics')}`],
+    cio: [cioSnippet({ writeKey: STUB_KEY, cdn: siteUrl, load: false, page: false }), `cioanalytics.load(${JSON.stringify(STUB_KEY)});cioanalytics.page();${productTracks('cioanalytics')}`],
+    amplitude: [ampSnippet({ src: '/stub-empty.js', init: false, page: false }), `${ampInit(apiUrl, STUB_KEY)}amplitude.track("Page Viewed");${productTracks('amplitude')}`],
+  };
+  for (const lib of PAGE_LIBS) {
+    const [def, calls] = stubParts[lib.id];
+    const script = `var __s0=performance.now();${def};var __s1=performance.now();${calls};var __s2=performance.now();window.__stub={define:__s1-__s0,calls:__s2-__s1};`;
+    writeOut(`stub-${lib.id}.html`, render('stub.html', { NAME: lib.name, SCRIPT: script }));
+  }
+  // Lighthouse pages: a product page with the snippet (load + page) in <head> and 5 tracks at the end of <body>;
+  // lh-none.html is the same page without analytics.
+  for (const lib of PAGE_LIBS) {
+    writeOut(`lh-${lib.id}.html`, render('lh.html', { NAME: lib.name, HEAD: `<script>${snippets[`${lib.id}-page`]}</script>`, BODY: `<script>${productTracks(lib.global)}</script>` }));
+  }
+  writeOut('lh-none.html', render('lh.html', { NAME: 'no analytics', HEAD: '', BODY: '' }));
   writeOut('other.html', render('other.html', {}));
   writeOut('blank.html', render('blank.html', {}));
   const settings = render('segment-settings.json', { WRITE_KEY, API_HOST: apiHostForSegment });
