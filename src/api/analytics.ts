@@ -1,4 +1,4 @@
-import type { JSONObject, LoadOptions, MessageType } from '../message/types';
+import type { LoadOptions, MessageType } from '../message/types';
 import type { Group, CoreAnalytics, HelperDeps } from './types';
 import type { DebugTools } from '../debug/debug-mode';
 import { analyticsError, describe } from '../message/errors';
@@ -11,7 +11,7 @@ import { startDelivery, type Delivery } from '../delivery/start';
 import { NOTE_KEY } from '../delivery/handoff';
 import { trackPageViews } from '../extend/pageviews';
 import type { TransformsFactory } from '../extend/plugins';
-import { DEFAULT_MIDDLEWARE_TIMEOUT } from '../extend/transforms';
+import { DEFAULT_MIDDLEWARE_TIMEOUT, type TransformSettings } from '../extend/transforms';
 import { createAutotrack } from '../extend/autotrack';
 import { createDebugMode } from '../debug/debug-mode';
 import { resolve } from './config';
@@ -36,7 +36,7 @@ export function createAnalytics(stages: { debug?: () => Promise<DebugTools>; tra
   const guard = createPageGuard(debugMode);
   const { emitter, report, safely } = guard;
   // Source middleware and plugins: usable before `load` (a snippet's calls may add them first), which sets these.
-  const transformSettings = { integrations: {} as JSONObject, timeout: DEFAULT_MIDDLEWARE_TIMEOUT };
+  const transformSettings: TransformSettings = { integrations: {}, timeout: DEFAULT_MIDDLEWARE_TIMEOUT };
   const transforms = stages.transforms(transformSettings, report);
   let core: Instance | undefined;
   const calls = createCalls({ guard, transforms, instance: () => core, emit: emitter.emit });

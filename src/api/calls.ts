@@ -42,7 +42,8 @@ export const EVENT_ARGS: Record<MessageType, (keyof Message)[]> = {
   alias: ['userId', 'previousId'],
 };
 
-const isFunction = (v: unknown) => typeof v == 'function';
+const isFunction = (v: unknown): v is Callback => typeof v == 'function';
+const isAnalyticsError = (e: unknown): e is AnalyticsError => e instanceof Error && !!(e as Partial<AnalyticsError>).code;
 
 // A promise the page may ignore: a rejection it never looks at is no unhandled rejection (`await` still throws).
 const handled = <T>(p: Promise<T>) => (p.catch(() => {}), p);
@@ -64,11 +65,12 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
   /** Runs a call: its outcome, and whether it goes on after this returns (see `Started`). */
   function start(type: MessageType, args: unknown[], site?: CallSite): Started {
     // Found before normalise runs, so arguments it refuses still reach the callback (normalise finds the same one).
-    const callback = args.find(isFunction) as Callback | undefined;
+    const callback = args.find(isFunction);
     const instance = d.instance();
     if (!instance && typeof window == 'undefined') return [guard.refuse(analyticsError('not_loaded', 'svc-analytics runs in a browser only'), callback), false];
     // The page and time of the call itself, also for a call that waits for `load`.
-    const at = site || { page: [location.href, document.title, document.referrer] as RecordedPage, time: Date.now() };
+    const page: RecordedPage = [location.href, document.title, document.referrer];
+    const at = site || { page, time: Date.now() };
     if (!instance) return [handled(new Promise((res, rej) => waitingForLoad.push(() => invoke(type, args, at).then(res, rej)))), true];
     const { gate, identity } = instance;
     // Refused before anything is built: nothing of it is kept.
@@ -89,7 +91,7 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
         time: at.time,
       });
     } catch (e) {
-      built = (e as AnalyticsError).code ? (e as AnalyticsError) : analyticsError('invalid_arguments', String(e));
+      built = isAnalyticsError(e) ? e : analyticsError('invalid_arguments', String(e));
     }
     if (built instanceof Error) return [guard.refuse(built, callback), false];
     const { message } = built;

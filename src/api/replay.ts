@@ -2,6 +2,8 @@ import type { CallResult, MessageType } from '../message/types';
 import type { CallSite, CoreAnalytics, RecordedPage } from './types';
 import { EVENT_ARGS } from './calls';
 
+const isType = (method: string): method is MessageType => Object.prototype.hasOwnProperty.call(EVENT_ARGS, method);
+
 /** Runs the snippet's recorded calls: from memory (`false`), or from the stub's buffer with other pages' (`true`). */
 export type Recorded = (storage: boolean) => void;
 
@@ -18,11 +20,11 @@ export function createReplay(api: () => CoreAnalytics, invoke: (type: MessageTyp
     run(method: string, args: unknown[], page: RecordedPage, time: number): unknown {
       const site = { page, time };
       try {
-        if (method in EVENT_ARGS && (args.length || method != 'group')) return invoke(method as MessageType, args, site);
+        if (isType(method) && (args.length || method != 'group')) return invoke(method, args, site);
         if (method == 'pageview') return invoke('page', [{ path: args[0] }], site);
         const [space, name] = method.split('.');
-        const target: unknown = name ? (api() as unknown as Record<string, unknown>)[space] : api();
-        const fn = target && (target as Record<string, unknown>)[name || space];
+        const target: unknown = name ? Reflect.get(api(), space) : api();
+        const fn: unknown = target && typeof target == 'object' ? Reflect.get(target, name || space) : undefined;
         // A helper takes the call's site after its three arguments.
         if (typeof fn == 'function') return name ? fn(args[0], args[1], args[2], site) : fn.apply(api(), args);
       } catch {

@@ -3,3 +3,9 @@ declare module 'virtual:snippet' {
   const text: string;
   export default text;
 }
+
+// What the library reads of newer or non-standard browser interfaces, typed once here instead of cast where read.
+interface Navigator {
+  /** Global Privacy Control (https://privacycg.github.io/gpc-spec/#dom-globalprivacycontrol). */
+  readonly globalPrivacyControl?: boolean;
+}

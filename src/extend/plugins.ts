@@ -64,7 +64,7 @@ function bounded<T>(ms: number, work: (done: (v: T) => void) => unknown): Promis
 }
 
 // A copy of what a function of the page receives: it changes nothing but what it passes on.
-const copy = (m: Message): Message => copyJSON(m);
+const copy: <T>(m: T) => T = copyJSON;
 
 /**
  * Source middleware and plugins. `run` passes a message through the `before` chain (middlewares and `before` plugins
@@ -105,7 +105,7 @@ export function createTransforms(settings: TransformSettings, report: (e: Analyt
       return failed(s.plugin ? 'plugin_error' : 'middleware_error', who, e, ids);
     };
     if (s.plugin) {
-      const fn = s.plugin[m.type as 'track'];
+      const fn = s.plugin[m.type];
       if (typeof fn != 'function') return m;
       const ctx = pluginContext(copy(m));
       let out: unknown;
@@ -126,7 +126,7 @@ export function createTransforms(settings: TransformSettings, report: (e: Analyt
     try {
       result = s.middleware!({
         payload: payload(copy(m)),
-        integrations: copy(settings.integrations as Message),
+        integrations: copy(settings.integrations),
         next: (p) => void (called || ((called = true), (passed = p), later?.(p))),
       });
     } catch (e) {
@@ -203,7 +203,7 @@ export function createTransforms(settings: TransformSettings, report: (e: Analyt
     /** Shows `after` plugins a copy of a queued message; what they throw is reported. */
     after(message: Message) {
       for (const plugin of after) {
-        const fn = plugin[message.type as 'track'];
+        const fn = plugin[message.type];
         if (typeof fn == 'function')
           bounded(settings.timeout, (done) => Promise.resolve(fn.call(plugin, pluginContext(copy(message)))).then(done)).catch(
             (e) => e !== CANCELLED && failed('plugin_error', `plugin ${plugin.name}`, e, [message.messageId], 'the message was queued'),

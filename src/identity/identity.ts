@@ -23,7 +23,7 @@ const AJS = {
   optOut: 'ajs_opt_out',
 };
 // What `forget` removes.
-const IDENTITY: Key[] = ['anonymousId', 'userId', 'traits', 'groupId', 'groupTraits'];
+const IDENTITY = ['anonymousId', 'userId', 'traits', 'groupId', 'groupTraits'] as const;
 // Objects live in localStorage only (a cookie is too small for them, and goes with every request).
 const OBJECT_KEYS: Key[] = ['traits', 'groupTraits'];
 
@@ -152,12 +152,12 @@ export function createIdentity({ storage = 'cookie', cookie = {}, persist = true
     attempt(() => localStorage.removeItem(KEYS[key]));
   };
 
-  const state = {
+  const state: { anonymousId: string; userId: string | null; traits: JSONObject; groupId: string | null; groupTraits: JSONObject } = {
     anonymousId: '',
-    userId: null as string | null,
-    traits: {} as JSONObject,
-    groupId: null as string | null,
-    groupTraits: {} as JSONObject,
+    userId: null,
+    traits: {},
+    groupId: null,
+    groupTraits: {},
   };
   const id = (v: unknown) => (v == null || v === '' ? null : String(v));
   const object = (v: unknown) => (v && typeof v == 'object' && !Array.isArray(v) ? v : {});
@@ -174,7 +174,7 @@ export function createIdentity({ storage = 'cookie', cookie = {}, persist = true
   };
   // Written back on every load, so a store that lost the values (a wiped cookie) holds them again; and, when writing
   // starts (consent granted), what this page holds in memory.
-  const writeAll = () => IDENTITY.forEach((k) => write(k, state[k as keyof typeof state]));
+  const writeAll = () => IDENTITY.forEach((k) => write(k, state[k]));
   const enable = () => {
     open();
     writable = true;
@@ -230,7 +230,7 @@ export function createIdentity({ storage = 'cookie', cookie = {}, persist = true
     reset() {
       state.userId = state.groupId = null;
       state.traits = state.groupTraits = {};
-      for (const k of ['userId', 'traits', 'groupId', 'groupTraits'] as Key[]) write(k, null);
+      for (const k of IDENTITY) if (k != 'anonymousId') write(k, null);
       write('anonymousId', (state.anonymousId = uuid()));
     },
   };

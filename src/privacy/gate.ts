@@ -1,4 +1,4 @@
-import type { AnalyticsError, Message, MessageContext, MessageType, JSONValue } from '../message/types';
+import type { AnalyticsError, Message, MessageType, JSONValue } from '../message/types';
 import type { BuiltMessage } from '../message/message';
 import type { Identity } from '../identity/identity';
 import type { QueueBounds } from '../delivery/queue';
@@ -35,11 +35,11 @@ export interface GateDeps {
 export function createGate(d: GateDeps) {
   const { identity, categories } = d;
   let preferences: Preferences | undefined;
-  const held = { list: [] as BuiltMessage[], bytes: 0 };
+  const held: { list: BuiltMessage[]; bytes: number } = { list: [], bytes: 0 };
   // How many times what was stored was erased, and why the last time: a message a middleware had meanwhile goes.
-  const erased = { count: 0, by: 'opted_out' as 'opted_out' | 'consent_denied' };
+  const erased: { count: number; by: 'opted_out' | 'consent_denied' } = { count: 0, by: 'opted_out' };
   // GPC counts as an opt-out unless the visitor opted in on this site (https://privacycg.github.io/gpc-spec/)
-  const gpc = d.respectGPC === true && (navigator as Navigator & { globalPrivacyControl?: boolean }).globalPrivacyControl === true;
+  const gpc = d.respectGPC === true && navigator.globalPrivacyControl === true;
   let state: Gate = identity.optedOut() ?? gpc ? 'out' : categories ? 'pending' : 'open';
   // Bytes a held message keeps free for the decision it will carry: `,"consent":{"categoryPreferences":{...}}` with
   // every listed category, and 200 bytes for others.
@@ -75,10 +75,10 @@ export function createGate(d: GateDeps) {
   const withDecision = (built: BuiltMessage): BuiltMessage => {
     const { message } = built;
     const decision = preferences;
-    if (!decision || (message.context.consent as { categoryPreferences?: unknown } | undefined)?.categoryPreferences == decision) return built;
+    if (!decision || message.context.consent?.categoryPreferences == decision) return built;
     const listed = categories ? Object.fromEntries(categories.map((c) => [c, decision[c] === true])) : {};
     for (const categoryPreferences of [decision, listed]) {
-      const changed: Message = { ...message, context: { ...message.context, consent: { categoryPreferences } } as MessageContext };
+      const changed: Message = { ...message, context: { ...message.context, consent: { categoryPreferences } } };
       const bytes = byteLength(stringify(changed as JSONValue));
       if (bytes <= MESSAGE_LIMIT) return { message: changed, bytes };
     }
