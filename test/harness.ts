@@ -3,7 +3,11 @@ import 'fake-indexeddb/auto';
 import { IDBFactory } from 'fake-indexeddb';
 import { afterEach, beforeEach, vi } from 'vitest';
 import { createAnalytics } from '../src/api/analytics';
-import { createTransforms } from '../src/extend/plugins';
+import { createTransforms, type TransformsFactory } from '../src/extend/transforms';
+import { pluginRunner } from '../src/extend/plugins';
+
+// The middleware stage with the plugin runner at hand (the bundle loads it from its lazy chunk).
+const eagerTransforms: TransformsFactory = (settings, report) => createTransforms(settings, report, () => Promise.resolve(pluginRunner));
 import { addHelpers } from '../src/helpers/add-helpers';
 import type { AnalyticsError, LoadOptions, Message } from '../src/message/types';
 
@@ -25,7 +29,7 @@ export function clearCookies() {
 
 /** A loaded instance, and the errors it reported. */
 export function start(options: LoadOptions = {}) {
-  const { api: core, helperDeps } = createAnalytics({ transforms: createTransforms });
+  const { api: core, helperDeps } = createAnalytics({ transforms: eagerTransforms });
   const api = addHelpers(core, helperDeps); // as the bundle and the npm entry
   const errors: AnalyticsError[] = [];
   api.on('error', (e: AnalyticsError) => errors.push(e));

@@ -3,7 +3,7 @@ import type { Identity } from '../identity/identity';
 import type { Delivery } from '../delivery/start';
 import type { PrivacyGate } from '../privacy/gate';
 import type { Hints } from '../message/context';
-import type { Transforms } from '../extend/plugins';
+import type { Transforms } from '../extend/transforms';
 import type { PageGuard } from './guard';
 import type { PageFacts } from './page-context';
 import type { CallSite, RecordedPage } from './types';

@@ -3,18 +3,20 @@ import { createAnalytics } from '../api/analytics';
 import { addHelpers } from '../helpers/add-helpers';
 import { takeOverBuffer, type BufferedCall } from '../api/buffer';
 import type { DebugTools } from '../debug/debug';
-import { createTransforms } from '../extend/plugins';
+import type { PluginRunner } from '../extend/plugins';
+import { createTransforms } from '../extend/transforms';
 
 /** What the lazy chunk (dist/analytics.debug.min.js, src/entry/debug-browser.ts) leaves for the bundle. */
 export interface LazyChunk {
   tools: DebugTools;
+  plugins: PluginRunner;
 }
 
 const w = window as any;
 const EARLY = /^(on|once|off|register|add(Source|Destination|Integration)Middleware)$/;
 const stub = w.analytics;
-// The lazy chunk (dist/analytics.debug.min.js: the debug tools) lives next to this bundle; inserted on `debug(true)`
-// only, with this script's nonce (a strict CSP
+// The lazy chunk (dist/analytics.debug.min.js: the debug tools and the plugin runner) lives next to this bundle;
+// inserted on `debug(true)` or the first `register` only, with this script's nonce (a strict CSP
 // allows it then). A chunk that failed to load is fetched again on the next need.
 const self = document.currentScript;
 const src = self instanceof HTMLScriptElement ? self.src : '';
@@ -26,7 +28,7 @@ const loadChunk = () =>
     // the bundle's file name replaced, its query kept (a version or a signature)
     s.src = src.replace(/[^/?#]*(?=[?#]|$)/, 'analytics.debug.min.js');
     s.nonce = (self as HTMLScriptElement).nonce;
-    s.onload = () => (w.svcAnalyticsDebug && w.svcAnalyticsDebug.tools ? loaded(w.svcAnalyticsDebug) : failed('not the library\'s chunk'));
+    s.onload = () => (w.svcAnalyticsDebug && w.svcAnalyticsDebug.plugins ? loaded(w.svcAnalyticsDebug) : failed('not the library\'s chunk'));
     s.onerror = () => failed('the script failed to load');
     document.head.appendChild(s);
   }).catch((e) => {
@@ -45,7 +47,7 @@ if (!stub || !stub.VERSION) {
 function takeOver() {
   const { api, load, replay, helperDeps } = createAnalytics({
     debug: src ? () => loadChunk().then((c) => c.tools) : undefined,
-    transforms: createTransforms,
+    transforms: (settings, report) => createTransforms(settings, report, () => loadChunk().then((c) => c.plugins)),
   });
   addHelpers(api, helperDeps);
   const calls: BufferedCall[] = Array.isArray(stub) ? stub.splice(0) : [];

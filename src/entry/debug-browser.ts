@@ -1,7 +1,8 @@
-// The IIFE build of the lazy chunk (dist/analytics.debug.min.js): the debug tools. The bundle inserts it on
-// `debug(true)`, and reads what it leaves here when it has run.
+// The IIFE build of the lazy chunk (dist/analytics.debug.min.js): the debug tools and the plugin runner. The bundle
+// inserts it on `debug(true)` or a site's first `register(...)`, and reads what it leaves here when it has run.
 import { createDebugTools } from '../debug/debug';
+import { pluginRunner } from '../extend/plugins';
 import type { LazyChunk } from './browser';
 
-const chunk: LazyChunk = { tools: createDebugTools() };
+const chunk: LazyChunk = { tools: createDebugTools(), plugins: pluginRunner };
 (window as unknown as { svcAnalyticsDebug: LazyChunk }).svcAnalyticsDebug = chunk;

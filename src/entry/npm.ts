@@ -1,7 +1,7 @@
 import type { BrowserSettings, LoadOptions } from '../message/types';
 import type { CoreAnalytics, HelperDeps } from '../api/types';
 import { createAnalytics } from '../api/analytics';
-import { createTransforms } from '../extend/plugins';
+import { createTransforms } from '../extend/transforms';
 import type { Plugin } from '../extend/types';
 
 // One instance per write key in a page, whatever loads it again: React's StrictMode runs effects twice, and hot
@@ -27,8 +27,11 @@ export function loadBrowser(settings: BrowserSettings, options?: LoadOptions, ex
     typeof window == 'undefined' ? undefined : ((globalThis as any)[INSTANCES] ||= new Map());
   let instance = registry && typeof writeKey == 'string' ? registry.get(writeKey) : undefined;
   if (!instance) {
-    // The debug tools are a chunk of their own, imported on `debug(true)` only.
-    const { api, helperDeps } = createAnalytics({ debug: () => import('../debug/debug').then((m) => m.createDebugTools()), transforms: createTransforms });
+    // The debug tools and the plugin runner are chunks of their own, imported on `debug(true)` and `register` only.
+    const { api, helperDeps } = createAnalytics({
+      debug: () => import('../debug/debug').then((m) => m.createDebugTools()),
+      transforms: (settings, report) => createTransforms(settings, report, () => import('../extend/plugins').then((m) => m.pluginRunner)),
+    });
     instance = { api, helperDeps };
     if (extend) extend(api, helperDeps);
     // On a server (SSR) `load` does nothing and touches no browser global; calls are refused with `not_loaded`.

@@ -2,7 +2,11 @@ import 'fake-indexeddb/auto';
 import { IDBFactory } from 'fake-indexeddb';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createAnalytics } from '../../src/api/analytics';
-import { createTransforms } from '../../src/extend/plugins';
+import { createTransforms, type TransformsFactory } from '../../src/extend/transforms';
+import { pluginRunner } from '../../src/extend/plugins';
+
+// The middleware stage with the plugin runner at hand (the bundle loads it from its lazy chunk).
+const eagerTransforms: TransformsFactory = (settings, report) => createTransforms(settings, report, () => Promise.resolve(pluginRunner));
 import { addHelpers } from '../../src/helpers/add-helpers';
 import { LIBRARY } from '../../src/message/context';
 import type { AnalyticsError, CallResult, LoadOptions, Message } from '../../src/message/types';
@@ -23,7 +27,7 @@ function clearCookies() {
 
 function start(options: LoadOptions = {}) {
   // with the helper namespaces, as the bundle has them
-  const { api, replay, helperDeps } = createAnalytics({ transforms: createTransforms });
+  const { api, replay, helperDeps } = createAnalytics({ transforms: eagerTransforms });
   addHelpers(api, helperDeps);
   api.load('wk_test', { ...QUIET, ...options });
   return { api, replay };
@@ -53,7 +57,7 @@ afterAll(() => {
 describe('createAnalytics', () => {
   describe('calls before load', () => {
     it('wait for load and then resolve with the queued message', async () => {
-      const { api } = createAnalytics({ transforms: createTransforms });
+      const { api } = createAnalytics({ transforms: eagerTransforms });
       let settled = false;
       const p = api.track('Early', { a: 1 }).then((r) => ((settled = true), r));
       await new Promise((r) => setTimeout(r, 20));
@@ -66,7 +70,7 @@ describe('createAnalytics', () => {
     });
 
     it('keep their order, so a track after identify carries the user id', async () => {
-      const { api } = createAnalytics({ transforms: createTransforms });
+      const { api } = createAnalytics({ transforms: eagerTransforms });
       const id = api.identify('u-early', { plan: 'pro' });
       const tr = api.track('After');
       api.load('wk_test', QUIET);
@@ -76,7 +80,7 @@ describe('createAnalytics', () => {
     });
 
     it('keep the time they were made', async () => {
-      const { api } = createAnalytics({ transforms: createTransforms });
+      const { api } = createAnalytics({ transforms: eagerTransforms });
       const before = Date.now();
       const p = api.track('Early');
       await new Promise((r) => setTimeout(r, 30));
@@ -376,7 +380,7 @@ describe('createAnalytics', () => {
 
   describe('load', () => {
     it('keeps the recorded calls of a load that failed for the next load', async () => {
-      const { load } = createAnalytics({ transforms: createTransforms });
+      const { load } = createAnalytics({ transforms: eagerTransforms });
       const recorded = vi.fn();
       load('', {}, recorded); // no write key: refused
       expect(recorded).not.toHaveBeenCalled();
@@ -409,7 +413,7 @@ describe('createAnalytics', () => {
     });
 
     it('uses the recorded page for page() properties, also when replayed before load', async () => {
-      const { api, replay } = createAnalytics({ transforms: createTransforms });
+      const { api, replay } = createAnalytics({ transforms: eagerTransforms });
       const seen = vi.fn();
       api.on('page', seen);
       replay('page', [], ['https://shop.example/cart', 'Cart', ''], Date.parse('2025-06-01T12:00:00.000Z'));

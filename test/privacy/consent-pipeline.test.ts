@@ -2,7 +2,11 @@
 import { QUIET, sent, start } from '../harness';
 import { describe, expect, it, vi } from 'vitest';
 import { createAnalytics } from '../../src/api/analytics';
-import { createTransforms } from '../../src/extend/plugins';
+import { createTransforms, type TransformsFactory } from '../../src/extend/transforms';
+import { pluginRunner } from '../../src/extend/plugins';
+
+// The middleware stage with the plugin runner at hand (the bundle loads it from its lazy chunk).
+const eagerTransforms: TransformsFactory = (settings, report) => createTransforms(settings, report, () => Promise.resolve(pluginRunner));
 import type { LoadOptions } from '../../src/message/types';
 
 const CONSENT: LoadOptions = { consent: { categories: ['analytics'] } };
@@ -105,7 +109,7 @@ describe('held messages at the grant', () => {
 
 describe('the ready event', () => {
   it('fires once the library is loaded (README Events)', async () => {
-    const { api } = createAnalytics({ transforms: createTransforms });
+    const { api } = createAnalytics({ transforms: eagerTransforms });
     const ready = vi.fn();
     api.on('ready', ready);
     api.load('wk_test', QUIET);
@@ -117,7 +121,7 @@ describe('the ready event', () => {
 describe('a call made before load, refused at load', () => {
   it('is not an unhandled rejection (an opted-out visitor, npm code that calls before load)', async () => {
     document.cookie = 'svc_opt_out=true; path=/';
-    const { api } = createAnalytics({ transforms: createTransforms });
+    const { api } = createAnalytics({ transforms: eagerTransforms });
     const seen = await unhandled(async () => {
       api.track('Early'); // ignored promise
       api.load('wk_test', QUIET);

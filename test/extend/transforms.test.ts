@@ -1,5 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
-import { createTransforms, type Plugin } from '../../src/extend/plugins';
+import { createTransforms } from '../../src/extend/transforms';
+import { pluginRunner } from '../../src/extend/plugins';
+import type { Plugin } from '../../src/extend/types';
 import type { AnalyticsError, Message } from '../../src/message/types';
 
 const message = (over: Partial<Message> = {}): Message =>
@@ -18,7 +20,7 @@ const message = (over: Partial<Message> = {}): Message =>
 function setup(timeout = 50) {
   const reported: AnalyticsError[] = [];
   const settings = { integrations: { All: true }, timeout };
-  const t = createTransforms(settings, (e) => reported.push(e));
+  const t = createTransforms(settings, (e) => reported.push(e), () => Promise.resolve(pluginRunner));
   return { t, reported, settings };
 }
 
