@@ -67,6 +67,7 @@ export function demoLoad(html: string, search = '') {
   const ctx: any = {
     location: { search, href: 'http://127.0.0.1/' + search, protocol: 'http:', hostname: '127.0.0.1' },
     URLSearchParams,
+    queueMicrotask, // the stub writes its calls at the end of the task
     localStorage: Object.assign(storage, { getItem: (k: string) => storage[k] ?? null }),
     document: { currentScript: null, title: '', referrer: '', createElement: () => ({}), head: { append: (s: any) => inserted.push(s) } },
   };

@@ -4,11 +4,12 @@ import { stringify } from '../message/validate';
 declare const __BUFFER_KEY__: string;
 
 /**
- * A call the stub recorded: `[method, args, page, time, page id, seq, claimedAt?, done?]`. The stub also writes each
- * one to the buffer (localStorage, the last 100 calls of all pages) as it is made, and marks it `kept` when that
- * worked. Another page's bundle that takes a call claims it (`claimedAt`), then marks it `done` once it is queued.
+ * A call the stub recorded: `[method, args, page, time, page id, seq, claimedAt?, done?]`. The stub also writes the
+ * calls of each task to the buffer (localStorage, the last 100 calls of all pages) when the task ends, so a bundle
+ * that runs in the task of the calls finds them in memory only. Another page's bundle that takes a call claims it
+ * (`claimedAt`), then marks it `done` once it is queued.
  */
-export type BufferedCall = [string, unknown[], RecordedPage, number, number, number, number?, 1?] & { kept?: 1 };
+export type BufferedCall = [string, unknown[], RecordedPage, number, number, number, number?, 1?];
 
 /** A page's buffered calls are taken over by another page only after this long without news of it. */
 export const BUFFER_GRACE_MS = 5000;

@@ -1,0 +1,181 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { takeOverBuffer, type BufferedCall } from '../src/buffer';
+
+// vitest.config.mjs defines __BUFFER_KEY__ for src/ as this.
+const KEY = 'svc_buffer';
+const w = window as any;
+const stored = () => JSON.parse(localStorage.getItem(KEY) || '[]') as BufferedCall[];
+/** Lets the microtasks queued so far run (those of the task that ends: the stub's write). */
+const endOfTask = () => new Promise<void>((r) => setTimeout(r, 0));
+
+/** Runs the stub (src/snippet.ts) afresh on this window; returns the `analytics` array it defines. */
+async function stub() {
+  delete w.analytics;
+  vi.resetModules();
+  await import('../src/snippet');
+  // importing ended a task's worth of microtasks already; calls below start a new "task" of the test
+  return w.analytics;
+}
+
+const throwing = (name: string): never => {
+  throw new DOMException(name, name);
+};
+
+/** Counts reads and writes of the buffer's key on `localStorage`, as the stub makes them (property access). */
+function countStorage() {
+  const real = localStorage;
+  const count = { reads: 0, writes: 0 };
+  const proxy = new Proxy(real, {
+    get: (t, k) => (k == KEY && count.reads++, (t as any)[k]),
+    set: (t, k, v) => (k == KEY && count.writes++, ((t as any)[k] = v), true),
+  });
+  vi.stubGlobal('localStorage', proxy);
+  return count;
+}
+
+beforeEach(() => {
+  localStorage.clear();
+  // `load` inserts the bundle's <script>: not loaded here (happy-dom would report it cannot)
+  vi.spyOn(document.head, 'append').mockImplementation(() => {});
+});
+afterEach(() => {
+  vi.unstubAllGlobals();
+  vi.restoreAllMocks();
+  localStorage.clear();
+  delete w.analytics;
+});
+
+describe('the stub (src/snippet.ts)', () => {
+  it('writes the calls of a task to the buffer in one read and one write, at the end of the task', async () => {
+    const a = await stub();
+    const count = countStorage();
+    a.page();
+    for (let i = 0; i < 5; i++) a.track('E' + i, { i });
+    a.load('key', { cdnUrl: 'data:text/javascript,' });
+    expect(count, 'nothing written during the task').toEqual({ reads: 0, writes: 0 });
+    await endOfTask();
+    expect(count).toEqual({ reads: 1, writes: 1 });
+    expect(stored().map((c) => [c[0], c[5]])).toEqual([['page', 0], ['track', 1], ['track', 2], ['track', 3], ['track', 4], ['track', 5], ['load', 6]]);
+    expect(stored().every((c) => c[4] === a.pid)).toBe(true);
+  });
+
+  it('writes each task once, adding its calls after those already in the buffer (of this page and others)', async () => {
+    const other = ['track', ['Other Page'], ['https://site.test/other', '', ''], 1, 0.5, 0];
+    localStorage.setItem(KEY, JSON.stringify([other]));
+    const a = await stub();
+    const count = countStorage();
+    a.track('A1');
+    a.track('A2');
+    await endOfTask();
+    a.identify('u1');
+    await endOfTask();
+    await endOfTask(); // a task without calls writes nothing
+    expect(count.writes).toBe(2);
+    expect(stored().map((c) => c[1][0])).toEqual(['Other Page', 'A1', 'A2', 'u1']);
+  });
+
+  it('returns the stub from every call and records each one in memory at once, with its time and page', async () => {
+    const a = await stub();
+    const before = Date.now();
+    expect(a.track('T', { x: 1 })).toBe(a);
+    expect(a.ecommerce.orderCompleted({ order_id: '1' })).toBe(a);
+    expect(a.map((c: any) => c[0])).toEqual(['track', 'ecommerce.orderCompleted']);
+    expect(a[0][1]).toEqual(['T', { x: 1 }]);
+    expect(a[0][2]).toEqual([location.href, document.title, document.referrer]);
+    expect(a[0][3]).toBeGreaterThanOrEqual(before);
+    await endOfTask();
+  });
+
+  it('keeps the last 100 calls of all pages', async () => {
+    const a = await stub();
+    for (let i = 0; i < 60; i++) a.track('First ' + i);
+    await endOfTask();
+    for (let i = 0; i < 60; i++) a.track('Second ' + i);
+    await endOfTask();
+    const names = stored().map((c) => c[1][0]);
+    expect(names).toHaveLength(100);
+    expect(names[0]).toBe('First 20');
+    expect(names[99]).toBe('Second 59');
+  });
+
+  it('writes a call made by a toJSON of the page while the buffer is written, in a write of its own', async () => {
+    const a = await stub();
+    let made = false;
+    a.track('Outer', { toJSON: () => (made || ((made = true), a.track('Inner')), { ok: 1 }) });
+    await endOfTask();
+    expect(stored().map((c) => c[1][0])).toEqual(['Outer', 'Inner']);
+    expect(stored()[0][1][1]).toEqual({ ok: 1 });
+  });
+
+  it('stores nothing of a task in which a load in consent-pending mode was recorded, nor after it; earlier tasks stay written', async () => {
+    const a = await stub();
+    a.track('Before Consent Load');
+    await endOfTask();
+    a.page();
+    a.load('key', { consent: { categories: ['analytics'] }, cdnUrl: 'data:text/javascript,' });
+    a.track('After');
+    await endOfTask();
+    a.track('Later');
+    await endOfTask();
+    expect(stored().map((c) => c[0] + ' ' + (c[1][0] ?? ''))).toEqual(['track Before Consent Load']);
+    expect(a.map((c: any) => c[0]), 'all still recorded in memory').toEqual(['track', 'page', 'load', 'track', 'track']);
+  });
+
+  it('never throws into the page when storage fails; a failed write is tried again by the next task, a failed read is not', async () => {
+    const errors: unknown[] = [];
+    const onError = (e: unknown) => errors.push(e);
+    process.on('uncaughtException', onError);
+    try {
+      const a = await stub();
+      const count = { reads: 0, writes: 0 };
+      const full = new Proxy({}, { get: () => (count.reads++, '[]'), set: () => (count.writes++, throwing('QuotaExceededError')) });
+      vi.stubGlobal('localStorage', full);
+      expect(() => a.track('One')).not.toThrow();
+      await endOfTask();
+      a.track('Two');
+      await endOfTask();
+      expect(count).toEqual({ reads: 2, writes: 2 });
+
+      const blocked = new Proxy({}, { get: () => (count.reads++, throwing('SecurityError')) });
+      vi.stubGlobal('localStorage', blocked);
+      a.track('Three');
+      await endOfTask();
+      a.track('Four');
+      await endOfTask();
+      expect(count.reads, 'no write queued after a failed read').toBe(3);
+      expect(a.map((c: any) => c[1][0])).toEqual(['One', 'Two', 'Three', 'Four']);
+    } finally {
+      process.off('uncaughtException', onError);
+    }
+    expect(errors).toEqual([]);
+  });
+});
+
+describe('the stub and the bundle in the same task (takeOverBuffer before the stub writes)', () => {
+  it('the bundle takes the calls still pending in memory, and the stub does not write them back', async () => {
+    const a = await stub();
+    a.track('Pending 1');
+    a.track('Pending 2');
+    // What src/browser.ts does when it runs: takes the calls off the array, then takes over the buffer. The replay
+    // does not finish (the page is left before the messages are queued): nothing cleans the buffer up afterwards.
+    const calls: BufferedCall[] = a.splice(0);
+    const replayed: string[] = [];
+    takeOverBuffer(calls, a.pid, (c) => (replayed.push(c[1][0] as string), new Promise(() => {})));
+    expect(replayed).toEqual(['Pending 1', 'Pending 2']);
+    await endOfTask();
+    // Not written back unclaimed: another page would take them again after the grace and send them twice.
+    expect(stored().filter((c) => c[4] === a.pid && !c[6])).toEqual([]);
+  });
+
+  it('a later task of the same page still writes the calls made to the stub array after the take-over', async () => {
+    // (a page that kept a reference to a stub method: analytics.js's snippet behaves alike)
+    const a = await stub();
+    const track = a.track;
+    a.track('Taken');
+    a.splice(0);
+    await endOfTask();
+    track('Stale');
+    await endOfTask();
+    expect(stored().map((c) => c[1][0])).toEqual(['Stale']);
+  });
+});
