@@ -4,44 +4,10 @@ import type { ExitKind } from './lifecycle';
 import type { Message } from '../message/types';
 import { planBatches, body, BODY_OVERHEAD } from './batch';
 import { KEEPALIVE_LIMIT } from './transport';
-import { stringify } from '../message/validate';
+import { note, unnote } from './exit-note';
 
-// The note (localStorage): ids handed to the browser as a page went away, written synchronously; the next load (or
-// this page, if it is restored) deletes their records from IndexedDB (see `finishHandoffs`).
-export const NOTE_KEY = 'svc_sent';
-// Taken when the bundle runs (a page may replace JSON later).
-const parse = JSON.parse;
-
-const noted = (): string[] => {
-  try {
-    const ids = parse(localStorage.getItem(NOTE_KEY) || '[]');
-    return Array.isArray(ids) ? ids : [];
-  } catch {
-    return [];
-  }
-};
-// False when no note could be written (no localStorage).
-const setNote = (ids: string[]): boolean => {
-  try {
-    ids.length ? localStorage.setItem(NOTE_KEY, stringify(ids)) : localStorage.removeItem(NOTE_KEY);
-    return true;
-  } catch {
-    return false;
-  }
-};
-// Adds to what this page or another noted before.
-const note = (ids: string[]) => setNote([...new Set(noted().concat(ids))]);
-const unnote = (ids: string[]) => setNote(noted().filter((id) => ids.indexOf(id) < 0));
-
-/**
- * What a load must finish of the hand-offs of earlier pages (or of this one, restored): `forget` deletes the noted
- * records from the store, and only then are their ids taken out of the note (cut off in between, the next load
- * deletes them again). Ids another page notes meanwhile stay noted. The queue runs this before it reads the store.
- */
-export function finishHandoffs(forget: (ids: string[]) => Promise<unknown>): Promise<unknown> | undefined {
-  const ids = noted();
-  if (ids.length) return forget(ids).then(() => unnote(ids));
-}
+// Until src/api/analytics.ts calls `clearNote()` (exit-note.ts) instead of removing the key itself.
+export { NOTE_KEY } from './exit-note';
 
 /** What the hand-off needs from the rest of the library. */
 export interface HandoffDeps {

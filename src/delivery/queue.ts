@@ -1,7 +1,6 @@
 import { createStore, setMany, delMany, values, clear, type UseStore } from 'idb-keyval';
 import type { AnalyticsError, Message } from '../message/types';
 import { analyticsError } from '../message/errors';
-import { finishHandoffs } from './handoff';
 
 /** One queued message; records describe themselves so any tab (or the next page load) can send them. */
 export interface QueueRecord {
@@ -171,6 +170,9 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
     /** Resolves when every record added so far is stored. */
     flushed: () => writing,
 
+    /** Deletes these records from IndexedDB only (what an exit note names: see exit-note.ts `finishHandoffs`). */
+    forget,
+
     /** Removes delivered or refused records. */
     remove: (ids: string[]) => (ids.length ? drop(ids) : Promise.resolve()),
 
@@ -206,16 +208,14 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
     },
 
     /**
-     * Reads the shared store: first finishes the page-exit hand-offs of earlier pages (`finishHandoffs`, handoff.ts:
-     * deletes what their note names), then drops expired records, and adopts the records whose owner `isOrphan` says
-     * is gone (this tab becomes their owner) once they were seen orphaned `graceMs` ago: the note of a page that just
-     * closed can reach this page late (Firefox: a localStorage write made as a tab closes shows in another page only
+     * Reads the shared store (once the page-exit hand-offs of earlier pages are finished: start.ts `adoptOrphans`),
+     * drops expired records, and adopts the records whose owner `isOrphan` says is gone (this tab becomes their owner)
+     * once they were seen orphaned `graceMs` ago: the note of a page that just closed can reach this page late (Firefox: a localStorage write made as a tab closes shows in another page only
      * some hundreds of ms later, measured by scripts/exit-closes.mjs), and what it names must not be sent again.
      * Resolves to `left`, the `queuedAt` of the oldest record left to other tabs, and `due`, when an orphan seen but
      * not yet adopted may be (0 when none): the caller looks again then.
      */
     async adopt(isOrphan: (r: QueueRecord) => boolean, graceMs = 0, held: () => boolean = () => true): Promise<{ left: number; due: number }> {
-      await finishHandoffs(forget);
       const stored = ((await persist((idb) => values<QueueRecord>(idb))) || []).filter((r) => r && r.id && r.message);
       const now = Date.now();
       const mine = new Set(records.map((r) => r.id));

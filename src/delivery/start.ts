@@ -1,11 +1,12 @@
 import type { AnalyticsError } from '../message/types';
 import type { Identity } from '../identity/identity';
 import { analyticsError, describe } from '../message/errors';
-import { createQueue, type Queue, type QueueBounds } from './queue';
+import { createQueue, type Queue, type QueueBounds, type QueueRecord } from './queue';
 import { createTabs, LEASE_MS, ORPHAN_GRACE_MS } from './tabs';
 import { createTransport } from './transport';
 import { createScheduler, type Scheduler } from './scheduler';
 import { listenLifecycle } from './lifecycle';
+import { finishHandoffs } from './exit-note';
 
 /** What delivery needs to start: where and how to send, and who to tell. */
 export interface DeliverySettings {
@@ -29,6 +30,16 @@ export interface Delivery {
   queue: Queue;
   scheduler: Scheduler;
   ready: Promise<void>;
+}
+
+/**
+ * Adopts what gone tabs left (see `queue.adopt`), once the page-exit hand-offs of earlier pages are finished: their
+ * notes name records the browser was given, which must be deleted, not adopted and sent again. Runs under the tabs'
+ * lock (`tabs.exclusive`), which gives `held`.
+ */
+export async function adoptOrphans(queue: Queue, isOrphan: (r: QueueRecord) => boolean, graceMs = 0, held?: () => boolean) {
+  await finishHandoffs(queue.forget);
+  return queue.adopt(isOrphan, graceMs, held);
 }
 
 /**
@@ -60,7 +71,7 @@ export function startDelivery(s: DeliverySettings): Delivery {
     !s.open()
       ? Promise.resolve()
       : tabs
-          .exclusive((held) => tabs.orphans().then((isOrphan) => queue.adopt(isOrphan, ORPHAN_GRACE_MS, held)))
+          .exclusive((held) => tabs.orphans().then((isOrphan) => adoptOrphans(queue, isOrphan, ORPHAN_GRACE_MS, held)))
           .then(({ left, due }) => {
             clearTimeout(adoptTimer);
             const now = Date.now();

@@ -2,7 +2,9 @@ import 'fake-indexeddb/auto';
 import { IDBFactory } from 'fake-indexeddb';
 import { createStore, values } from 'idb-keyval';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createHandoff, finishHandoffs, type HandoffDeps } from '../../src/delivery/handoff';
+import { createHandoff, type HandoffDeps } from '../../src/delivery/handoff';
+import { finishHandoffs } from '../../src/delivery/exit-note';
+import { adoptOrphans } from '../../src/delivery/start';
 import { createQueue, type Queue, type QueueRecord } from '../../src/delivery/queue';
 import type { Transport } from '../../src/delivery/transport';
 import type { Message } from '../../src/message/types';
@@ -367,42 +369,6 @@ describe('createHandoff', () => {
 });
 
 describe('finishHandoffs', () => {
-  it('deletes what the note names, then takes those ids out of the note', async () => {
-    localStorage.setItem('svc_sent', JSON.stringify(['x1', 'x2']));
-    let deleted!: () => void;
-    const forget = vi.fn((_ids: string[]) => new Promise<void>((r) => (deleted = r)));
-    const done = finishHandoffs(forget);
-    expect(forget).toHaveBeenCalledWith(['x1', 'x2']);
-    // Cut off before the delete committed: the next load deletes again.
-    expect(note()).toEqual(['x1', 'x2']);
-    // Another page notes its own hand-off meanwhile.
-    localStorage.setItem('svc_sent', JSON.stringify(['x1', 'x2', 'y1']));
-    deleted();
-    await done;
-    expect(note()).toEqual(['y1']);
-  });
-
-  it('does nothing without a note', async () => {
-    const forget = vi.fn(async () => {});
-    await finishHandoffs(forget);
-    expect(forget).not.toHaveBeenCalled();
-  });
-
-  it('reads the note with the JSON.parse of load time (a page may have replaced it since)', async () => {
-    localStorage.setItem('svc_sent', JSON.stringify(['x1']));
-    const forget = vi.fn(async () => {});
-    const original = JSON.parse;
-    JSON.parse = () => {
-      throw new Error('replaced by the page');
-    };
-    try {
-      await finishHandoffs(forget);
-    } finally {
-      JSON.parse = original;
-    }
-    expect(forget).toHaveBeenCalledWith(['x1']);
-  });
-
   it('ignores a note that is not a list of ids, and a later exit writes a fresh one', async () => {
     localStorage.setItem('svc_sent', '{"x1":true}');
     const forget = vi.fn(async () => {});
@@ -434,7 +400,7 @@ describe('the hand-off with the queue', () => {
     expect(a.list().map((r) => r.id)).toEqual([flying.id, refused.id]);
     // The page never comes back; the next load adopts its records once it is gone.
     const b = createQueue('B', WIDE, events());
-    await b.adopt((r) => r.owner == 'A');
+    await adoptOrphans(b, (r) => r.owner == 'A');
     expect(b.list().map((r) => r.id)).toEqual([refused.id]);
     expect(note()).toBeNull();
     const stored = await values<QueueRecord>(createStore('svc-analytics', 'queue'));

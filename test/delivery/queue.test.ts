@@ -385,31 +385,6 @@ describe('createQueue', () => {
   });
 
   describe('adopt', () => {
-    it('first deletes the records an exit noted as handed to the browser (the page died before deleting them)', async () => {
-      const a = createQueue('A', WIDE, events());
-      await Promise.all([a.add(rec(1)), a.add(rec(2))]);
-      // The page went away right after noting the ids: IndexedDB still holds the record.
-      localStorage.setItem('svc_sent', JSON.stringify(['id-0001']));
-      expect(await storedIds()).toEqual(['id-0001', 'id-0002']);
-
-      const b = createQueue('B', WIDE, events());
-      await b.adopt(() => true);
-      expect(ids(b)).toEqual(['id-0002']);
-      expect(await storedIds()).toEqual(['id-0002']);
-      expect(localStorage.getItem('svc_sent')).toBeNull();
-    });
-
-    it('never adopts a record handed to the browser (taken out and noted, never deleted)', async () => {
-      const a = createQueue('A', WIDE, events());
-      await Promise.all([a.add(rec(1)), a.add(rec(2))]);
-      a.takeOut(['id-0001']);
-      localStorage.setItem('svc_sent', JSON.stringify(['id-0001']));
-      const b = createQueue('B', WIDE, events());
-      await b.adopt(() => true);
-      expect(ids(b)).toEqual(['id-0002']);
-      expect(await storedIds()).toEqual(['id-0002']);
-    });
-
     it('keeps records in id order after adopting', async () => {
       const a = createQueue('A', WIDE, events());
       await a.add(rec(2, 'A'));
@@ -474,26 +449,6 @@ describe('createQueue', () => {
       expect(ids(b)).toEqual(['id-0001', 'id-0002']);
     });
 
-    it('adopts an orphan only graceMs after it first saw it, and reads the exit note again first', async () => {
-      vi.useFakeTimers({ toFake: ['Date'] });
-      try {
-        const t = Date.now();
-        const a = createQueue('A', WIDE, events());
-        await a.add(rec(1, 'A'));
-        await a.add(rec(2, 'A'));
-        const b = createQueue('B', WIDE, events());
-        // first sight: nothing adopted yet, and B is told when to look again
-        expect(await b.adopt(() => true, 1500)).toEqual({ left: 0, due: t + 1500 });
-        expect(ids(b)).toEqual([]);
-        // A's note that it handed id-0001 to the browser arrives late (another page's localStorage write)
-        localStorage.setItem('svc_sent', JSON.stringify(['id-0001']));
-        vi.setSystemTime(t + 1500);
-        expect(await b.adopt(() => true, 1500)).toEqual({ left: 0, due: 0 });
-        expect(ids(b)).toEqual(['id-0002']);
-      } finally {
-        vi.useRealTimers();
-      }
-    });
   });
 
   describe('without IndexedDB', () => {
