@@ -19,10 +19,14 @@ export interface HandoffDeps {
   emit(name: 'delivered', messages: Message[]): void;
 }
 
+/** The hand-off's interface (the scheduler takes it as a dependency). */
+export type Handoff = ReturnType<typeof createHandoff>;
+
 /**
  * The page-exit hand-off: what this page hands to the browser as it is hidden or goes away, the note of it, and
  * what becomes of the note when this page sees an answer after all; correct if cut off at any statement (see
- * `exit`). The scheduler, which keeps when to send and the retry state, calls it.
+ * `exit`). Every removal of records for good goes through it (`remove`). The scheduler, which keeps when to send
+ * and the retry state, calls it.
  */
 export function createHandoff(d: HandoffDeps) {
   // `pagehide` ran: this page hands nothing more to the browser until it is shown again (see `exit`).
@@ -33,6 +37,19 @@ export function createHandoff(d: HandoffDeps) {
   // Ids delivered (or refused) whose records' delete from IndexedDB has not committed yet, and whether an exit noted
   // them: a page that goes away meanwhile cuts the delete off, and the next load would adopt and send them again.
   const removing = new Map<string, boolean>();
+
+  // The one path by which records leave IndexedDB for good (delivered, refused, or handed to the browser): until
+  // their delete commits, a page exit notes them, so the next load deletes them rather than sends them again; once it
+  // committed, the note of those noted (`noted`: all of them, already) is taken back.
+  const remove = (ids: string[], noted: boolean, removal: Promise<unknown> = d.queue.remove(ids)) => {
+    ids.forEach((id) => removing.set(id, noted || !!removing.get(id)));
+    // (the queue's removal settles, never rejects: queue.ts `persist`)
+    return removal.then(() => {
+      const notedIds = ids.filter((id) => removing.get(id));
+      ids.forEach((id) => removing.delete(id));
+      if (notedIds.length) unnote(notedIds);
+    });
+  };
 
   return {
     /**
@@ -64,7 +81,8 @@ export function createHandoff(d: HandoffDeps) {
       if (handed.size || removing.size) note([...handed, ...removing.keys()]);
       if (gone) return;
       gone = final;
-      if (how == 'discarded') d.queue.remove(keptAlive);
+      // (they stay handed to the browser, and noted at every exit, until their answer: see `tookOver`)
+      if (how == 'discarded') remove(keptAlive, false);
       // Offline, a beacon would be lost; during a backoff the API is failing and a beacon's answer cannot be seen
       // (sendBeacon only says whether the request was queued, https://w3c.github.io/beacon/#sendbeacon-method).
       // Either way the messages stay queued for the next load (or this page, if it lives on).
@@ -83,29 +101,19 @@ export function createHandoff(d: HandoffDeps) {
         }
         ids.forEach((id) => handed.add(id));
         // Still alive (only hidden), discarded for good, or no note could be written: remove them from IndexedDB now.
-        if (!note(ids) || how != 'cached')
-          d.queue.remove(ids).then(() => {
-            ids.forEach((id) => handed.delete(id));
-            unnote(ids);
-          });
+        if (!note(ids) || how != 'cached') {
+          remove(ids, true);
+          ids.forEach((id) => handed.delete(id));
+        }
         d.emit('delivered', messages);
       }
     },
 
     /**
-     * This page removes the records of these ids for good (delivered, or refused): until `removal` settles (their
-     * delete committed), a page exit notes them, so the next load deletes them rather than sends them again; the note
-     * is taken back after it.
+     * This page removes the records of these ids for good (delivered, or refused): see `remove`. `removal` is the
+     * queue's delete of them, started here unless given.
      */
-    removed(ids: string[], removal: Promise<unknown>) {
-      ids.forEach((id) => removing.set(id, false));
-      // (the queue's removal settles, never rejects: src/queue.ts `persist`)
-      return removal.then(() => {
-        const notedIds = ids.filter((id) => removing.get(id));
-        ids.forEach((id) => removing.delete(id));
-        if (notedIds.length) unnote(notedIds);
-      });
-    },
+    removed: (ids: string[], removal?: Promise<unknown>) => remove(ids, false, removal),
 
     /**
      * What the library stored was erased (consent withdrawn or denied, opt-out): an exit notes nothing more of what
@@ -145,7 +153,7 @@ export function createHandoff(d: HandoffDeps) {
      */
     answered(ids: string[], delivered: boolean) {
       const notedIds = ids.filter((id) => handed.delete(id));
-      if (notedIds.length) Promise.resolve(delivered && d.queue.remove(notedIds)).then(() => unnote(notedIds));
+      if (notedIds.length) delivered ? remove(notedIds, true) : unnote(notedIds);
     },
   };
 }

@@ -1,22 +1,17 @@
-import type { Queue, QueueRecord } from './queue';
+import type { QueueRecord } from './queue';
 import type { Tabs } from './tabs';
 import type { AnalyticsError } from '../message/types';
-import type { Transport } from './transport';
 import type { ExitKind } from './lifecycle';
+import type { Handoff, HandoffDeps } from './handoff';
 import { planBatches, body } from './batch';
 import { classify, nextDelay } from './retry';
 import { byteLength } from '../message/validate';
 import { analyticsError } from '../message/errors';
-import { createHandoff } from './handoff';
 
-/** What the scheduler needs from the rest of the library. */
-export interface SchedulerDeps {
-  queue: Queue;
+/** What the scheduler needs from the rest of the library: what the hand-off needs (it sends too), and the hand-off. */
+export interface SchedulerDeps extends HandoffDeps {
+  handoff: Handoff;
   tabs: Tabs;
-  transport: Transport;
-  /** `{apiHost}/v1/batch` */
-  url: string;
-  writeKey: string;
   flushAt: number;
   flushInterval: number;
   report(error: AnalyticsError): void;
@@ -43,7 +38,7 @@ export function createScheduler(d: SchedulerDeps) {
   // message id → whether its request was sent with keepalive (it survives page exit,
   // https://fetch.spec.whatwg.org/#concept-fetch-group-terminate, so the exit beacon skips it)
   const inflight = new Map<string, boolean>();
-  const handoff = createHandoff(d);
+  const { handoff } = d;
 
   const offline = () => !navigator.onLine;
   const waiting = () => d.queue.list().filter((r) => !inflight.has(r.id));
@@ -110,7 +105,7 @@ export function createScheduler(d: SchedulerDeps) {
     if (verdict == 'ok') {
       retryUntil = 0;
       // (the page may go away before the delete commits: the hand-off notes them then)
-      await handoff.removed(ids, d.queue.remove(ids));
+      await handoff.removed(ids);
       d.emit('delivered', messages);
       return true;
     }
@@ -129,7 +124,7 @@ export function createScheduler(d: SchedulerDeps) {
       const half = Math.ceil(batch.length / 2);
       return (await send(batch.slice(0, half))) && send(batch.slice(half));
     }
-    await handoff.removed(ids, d.queue.remove(ids));
+    await handoff.removed(ids);
     d.report(analyticsError('delivery_rejected', `status ${answer.status}: the API refused message ${ids[0]}; dropped`, ids));
     return true;
   };

@@ -4,6 +4,7 @@ import { analyticsError, describe } from '../message/errors';
 import { createQueue, type Queue, type QueueBounds, type QueueRecord } from './queue';
 import { createTabs, LEASE_MS, ORPHAN_GRACE_MS } from './tabs';
 import { createTransport } from './transport';
+import { createHandoff } from './handoff';
 import { createScheduler, type Scheduler } from './scheduler';
 import { listenLifecycle } from './lifecycle';
 import { finishHandoffs } from './exit-note';
@@ -59,7 +60,9 @@ export function startDelivery(s: DeliverySettings): Delivery {
       fellBack = true;
     },
   });
-  const scheduler = createScheduler({ ...s, queue, tabs, transport: createTransport() });
+  const transport = createTransport();
+  const handoff = createHandoff({ ...s, queue, transport });
+  const scheduler = createScheduler({ ...s, queue, tabs, transport, handoff });
   tabs.enter();
   // Under the tabs' lock, so two tabs never adopt the same orphan, and only after ORPHAN_GRACE_MS (see
   // `queue.adopt`). Without Web Locks nothing tells us when a tab dies: look again when the oldest record left to

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { IDBFactory } from 'fake-indexeddb';
 import { createStore, values } from 'idb-keyval';
 import { createScheduler, type SchedulerDeps } from '../../src/delivery/scheduler';
+import { createHandoff } from '../../src/delivery/handoff';
 import { createQueue, DEFAULT_BOUNDS, type Queue, type QueueRecord } from '../../src/delivery/queue';
 import type { Tabs } from '../../src/delivery/tabs';
 import { createTransport, type Transport } from '../../src/delivery/transport';
@@ -34,13 +35,13 @@ const bodies = (f: ReturnType<typeof mockFetch>) => f.mock.calls.map((c) => Stri
 const batchIds = (text: string) => (JSON.parse(text).batch as Message[]).map((m) => m.messageId);
 
 // Stub fetch (and sendBeacon) first: the transport takes them when it is created, here.
-function setup(over: Partial<SchedulerDeps> = {}) {
+function setup(over: Partial<Omit<SchedulerDeps, 'handoff'>> = {}) {
   const queue = fakeQueue();
   const tabs = { id: 'me', alive: () => () => true } as unknown as Tabs;
   const report = vi.fn<(e: AnalyticsError) => void>();
   const emit = vi.fn();
   const transport: Transport = over.transport || createTransport();
-  const scheduler = createScheduler({
+  const deps = {
     queue: queue as unknown as Queue,
     tabs,
     transport,
@@ -51,7 +52,8 @@ function setup(over: Partial<SchedulerDeps> = {}) {
     report,
     emit,
     ...over,
-  });
+  };
+  const scheduler = createScheduler({ ...deps, handoff: createHandoff(deps) });
   const add = (...rs: QueueRecord[]) => {
     for (const r of rs) {
       queue.records.push(r);
