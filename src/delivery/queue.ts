@@ -39,10 +39,6 @@ export interface QueueEvents {
 }
 
 /**
- * This tab's queue: an ordered in-memory list of its records, written through to IndexedDB (one transaction per
- * burst of calls) so a closed page's messages are sent by the next load; falls back to memory when IndexedDB fails.
- */
-/**
  * Empties the store of a queue this page never opened (consent denied, opt-out), without creating it where it does
  * not exist: `indexedDB.databases()` says whether it does (https://developer.mozilla.org/docs/Web/API/IDBFactory/databases);
  * where that is missing nothing is opened (opening would create it). Never rejects.
@@ -56,11 +52,10 @@ export function clearStored(): Promise<void> {
     .catch(() => {});
 }
 
-export function createQueue(owner: string, bounds: QueueBounds, events: QueueEvents) {
-  const records: QueueRecord[] = [];
+// The queue's IndexedDB store while it works: `persist` runs an operation on it and never rejects; any failure
+// (including a synchronous throw from `indexedDB.open`) leaves the queue in memory from then on, told by `fallback`.
+function openStore(fallback: (error: unknown) => void) {
   let store: UseStore | undefined;
-  let pending: QueueRecord[] = [];
-  let writing: Promise<void> = Promise.resolve();
   try {
     store = typeof indexedDB != 'undefined' ? createStore(DB, 'queue') : undefined;
   } catch {
@@ -68,25 +63,63 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
     // e2e/conditions.spec.ts, "a sandboxed frame ..."). A failing `open` (Firefox's private windows before 115,
     // https://bugzilla.mozilla.org/show_bug.cgi?id=781982) is caught by `persist`.
   }
-  if (!store) events.fallback(new Error('no IndexedDB'));
-
-  // Never rejects: any IndexedDB failure (including a synchronous throw from `indexedDB.open`) moves us to memory.
-  const persist = <T>(op: (s: UseStore) => Promise<T>): Promise<T | void> =>
+  if (!store) fallback(new Error('no IndexedDB'));
+  return <T>(op: (s: UseStore) => Promise<T>): Promise<T | void> =>
     Promise.resolve()
       .then(() => store && op(store))
       .catch((error) => {
         store = undefined;
-        events.fallback(error);
+        fallback(error);
       });
+}
 
+// Writes records through in bursts: those added while a write is pending go together in the next transaction.
+function writeBehind(save: (list: QueueRecord[]) => Promise<void>) {
+  let pending: QueueRecord[] = [];
+  let writing: Promise<void> = Promise.resolve();
+  return {
+    _write(record: QueueRecord): Promise<void> {
+      pending.push(record);
+      if (pending.length == 1)
+        writing = writing.then(() => {
+          const batch = pending;
+          pending = [];
+          return save(batch);
+        });
+      return writing;
+    },
+    _flushed: () => writing,
+  };
+}
+
+// When each orphan was first seen: one is adopted only `graceMs` later (see `adopt`). Says when it may be (0: now,
+// and it is forgotten).
+function orphanClock() {
+  const seen = new Map<string, number>();
+  return (id: string, now: number, graceMs: number): number => {
+    const since = seen.get(id) ?? seen.set(id, now).get(id)!;
+    if (now - since < graceMs) return since + graceMs;
+    seen.delete(id);
+    return 0;
+  };
+}
+
+/**
+ * This tab's queue: an ordered in-memory list of its records, written through to IndexedDB (one transaction per
+ * burst of calls) so a closed page's messages are sent by the next load; falls back to memory when IndexedDB fails.
+ */
+export function createQueue(owner: string, bounds: QueueBounds, events: QueueEvents) {
+  const records: QueueRecord[] = [];
+  const persist = openStore(events.fallback);
   let bytes = 0;
-  // Other tabs' records seen orphaned, and when (see `adopt`).
-  const orphanSince = new Map<string, number>();
+  const orphanDue = orphanClock();
   // Records removed for good (delivered, refused, expired): a pending write must not bring them back.
   const removed = new WeakSet<QueueRecord>();
-  // Writes records through to IndexedDB, all but those removed by the time the write runs.
+  // Writes records through to IndexedDB, all but those removed by the time the write runs (one sent or dropped must
+  // not come back; one taken out at a page exit is written: if its hand-off is never confirmed, the next load sends it).
   const save = (list: QueueRecord[]) =>
     persist((idb) => setMany(list.filter((r) => !removed.has(r)).map((r) => [r.id, r]), idb));
+  const writer = writeBehind(save);
   // This page's records with these ids, in order.
   const pick = (ids: string[]) => {
     const wanted = new Set(ids);
@@ -154,21 +187,11 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
         return analyticsError('queue_full', `the queue is full (${records.length} messages, ${bytes} bytes)`, [record.id]);
       records.push(record);
       bytes += record.bytes;
-      pending.push(record);
-      if (pending.length == 1) {
-        writing = writing.then(() => {
-          const batch = pending;
-          pending = [];
-          // Every record not removed meanwhile (one sent or dropped must not come back; one taken out at a page
-          // exit is written: if its hand-off is never confirmed, the next load sends it).
-          return save(batch);
-        });
-      }
-      return writing;
+      return writer._write(record);
     },
 
     /** Resolves when every record added so far is stored. */
-    flushed: () => writing,
+    flushed: writer._flushed,
 
     /** Deletes these records from IndexedDB only (what an exit note names: see exit-note.ts `finishHandoffs`). */
     forget,
@@ -225,10 +248,9 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
       const orphans = others.filter(isOrphan);
       let due = Infinity;
       const adopted = orphans.filter((r) => {
-        const since = orphanSince.get(r.id) ?? orphanSince.set(r.id, now).get(r.id)!;
-        if (now - since >= graceMs) return orphanSince.delete(r.id);
-        due = Math.min(due, since + graceMs);
-        return false;
+        const at = orphanDue(r.id, now, graceMs);
+        if (at) due = Math.min(due, at);
+        return !at;
       });
       const left = others.filter((r) => !orphans.includes(r)).reduce((oldest, r) => Math.min(oldest, r.queuedAt), Infinity);
       // The page left (and may be restored) since the tabs' lock was granted: another tab may adopt them now.
@@ -243,7 +265,7 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
 
     /** Keeps this tab's own records only (after a bfcache restore, another tab may have adopted some). */
     async reconcile(): Promise<void> {
-      await writing;
+      await writer._flushed();
       const stored = (await persist((idb) => values<QueueRecord>(idb))) as QueueRecord[] | undefined;
       if (!stored) return;
       const mineInStore = new Set(stored.filter((r) => r.owner == owner).map((r) => r.id));

@@ -18,6 +18,24 @@ export interface SchedulerDeps extends HandoffDeps {
   emit(name: 'delivered' | 'retry', ...args: unknown[]): void;
 }
 
+// One timer that fires at the earliest time it was armed for (never later than asked).
+function alarm(fire: () => void) {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let due = Infinity;
+  return (ms: number) => {
+    ms = Math.max(0, ms);
+    const at = Date.now() + ms;
+    if (timer && due <= at) return;
+    clearTimeout(timer);
+    due = at;
+    timer = setTimeout(() => {
+      timer = undefined;
+      due = Infinity;
+      fire();
+    }, ms);
+  };
+}
+
 /**
  * Decides when to send and owns the retry state: a message stored when nothing is in flight and nothing was sent for
  * `flushInterval` ms goes at once; otherwise a flush starts when `flushAt` messages wait or `flushInterval` ms after
@@ -27,8 +45,6 @@ export interface SchedulerDeps extends HandoffDeps {
  * (handoff.ts) with what it has in flight.
  */
 export function createScheduler(d: SchedulerDeps) {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let due = Infinity;
   let retryUntil = 0;
   // When this page last sent a request: a message stored after a quiet spell goes out at once.
   let lastSent = -Infinity;
@@ -42,18 +58,7 @@ export function createScheduler(d: SchedulerDeps) {
 
   const offline = () => !navigator.onLine;
   const waiting = () => d.queue.list().filter((r) => !inflight.has(r.id));
-  const arm = (ms: number) => {
-    ms = Math.max(0, ms);
-    const at = Date.now() + ms;
-    if (timer && due <= at) return;
-    clearTimeout(timer);
-    due = at;
-    timer = setTimeout(() => {
-      timer = undefined;
-      due = Infinity;
-      flush(false);
-    }, ms);
-  };
+  const arm = alarm(() => flush(false));
   // Runs after every call, so it stays O(1): the oldest record decides the interval.
   const plan = () => {
     const list = d.queue.list();
