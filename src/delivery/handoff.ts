@@ -11,8 +11,8 @@ export { NOTE_KEY } from './exit-note';
 
 /** What the hand-off needs from the rest of the library. */
 export interface HandoffDeps {
-  queue: Queue;
-  transport: Transport;
+  _queue: Queue;
+  _transport: Transport;
   /** `{apiHost}/v1/batch` */
   url: string;
   writeKey: string;
@@ -41,7 +41,7 @@ export function createHandoff(d: HandoffDeps) {
   // The one path by which records leave IndexedDB for good (delivered, refused, or handed to the browser): until
   // their delete commits, a page exit notes them, so the next load deletes them rather than sends them again; once it
   // committed, the note of those noted (`noted`: all of them, already) is taken back.
-  const remove = (ids: string[], noted: boolean, removal: Promise<unknown> = d.queue.remove(ids)) => {
+  const remove = (ids: string[], noted: boolean, removal: Promise<unknown> = d._queue._remove(ids)) => {
     ids.forEach((id) => removing.set(id, noted || !!removing.get(id)));
     // (the queue's removal settles, never rejects: queue.ts `persist`)
     return removal.then(() => {
@@ -70,7 +70,7 @@ export function createHandoff(d: HandoffDeps) {
      * too, since its note may not outlive it (Firefox loses a localStorage write made as a tab closes, measured by
      * scripts/exit-closes.mjs).
      */
-    exit(how: ExitKind, inflight: ReadonlyMap<string, boolean>, hold: boolean) {
+    _exit(how: ExitKind, inflight: ReadonlyMap<string, boolean>, hold: boolean) {
       const final = how != 'hidden';
       // A keepalive request in flight outlives the page: the browser has accepted it. Its ids, and those of beacons
       // accepted at an earlier exit of this page, are noted (again: the write may have been cut off) so that the
@@ -90,13 +90,13 @@ export function createHandoff(d: HandoffDeps) {
       // A request in flight without keepalive dies with the page
       // (https://fetch.spec.whatwg.org/#concept-fetch-group-terminate): at a final exit its messages go by beacon too
       // (same ids).
-      const waiting = d.queue.list().filter((r) => !inflight.has(r.id) || (final && !inflight.get(r.id)));
+      const waiting = d._queue._list().filter((r) => !inflight.has(r.id) || (final && !inflight.get(r.id)));
       for (const group of planBatches(waiting, KEEPALIVE_LIMIT, BODY_OVERHEAD + d.writeKey.length)) {
         const ids = group.map((r) => r.id);
         const messages = group.map((r) => r.message);
-        const takenOut = d.queue.takeOut(ids);
-        if (!d.transport.beacon(d.url, body(messages, new Date(), d.writeKey))) {
-          d.queue.putBack(takenOut);
+        const takenOut = d._queue._takeOut(ids);
+        if (!d._transport._beacon(d.url, body(messages, new Date(), d.writeKey))) {
+          d._queue._putBack(takenOut);
           break;
         }
         ids.forEach((id) => handed.add(id));
@@ -113,20 +113,20 @@ export function createHandoff(d: HandoffDeps) {
      * This page removes the records of these ids for good (delivered, or refused): see `remove`. `removal` is the
      * queue's delete of them, started here unless given.
      */
-    removed: (ids: string[], removal?: Promise<unknown>) => remove(ids, false, removal),
+    _removed: (ids: string[], removal?: Promise<unknown>) => remove(ids, false, removal),
 
     /**
      * What the library stored was erased (consent withdrawn or denied, opt-out): an exit notes nothing more of what
      * this page sent before (the scheduler stops counting its requests in flight as kept alive too), so storage stays
      * empty. Their records are gone already, so there is nothing for a next load to send again.
      */
-    erased() {
+    _erased() {
       handed.clear();
       removing.clear();
     },
 
     /** The page is shown again (or restored from the back/forward cache): it may hand messages over again. */
-    shown() {
+    _shown() {
       gone = false;
     },
 
@@ -136,7 +136,7 @@ export function createHandoff(d: HandoffDeps) {
      * e2e/delivery.spec.ts, "events tracked offline are delivered exactly once after coming back online and
      * reloading"). Waiting a task lets that `pagehide` note the request as handed to the browser first.
      */
-    async tookOver(ids: string[]): Promise<boolean> {
+    async _tookOver(ids: string[]): Promise<boolean> {
       await new Promise((r) => setTimeout(r));
       const notedIds = ids.filter((id) => handed.has(id));
       if (gone || !notedIds.length) return !!notedIds.length;
@@ -151,7 +151,7 @@ export function createHandoff(d: HandoffDeps) {
      * This page saw an HTTP answer to its request for these ids after all (`delivered`: a 2xx): it deals with their
      * records itself (removal, or a retry), so what an exit noted of them is taken back, after the removal.
      */
-    answered(ids: string[], delivered: boolean) {
+    _answered(ids: string[], delivered: boolean) {
       const notedIds = ids.filter((id) => handed.delete(id));
       if (notedIds.length) delivered ? remove(notedIds, true) : unnote(notedIds);
     },

@@ -33,9 +33,9 @@ export const DB = 'svc-analytics';
 /** What the queue tells its owner about. */
 export interface QueueEvents {
   /** Messages dropped because they grew older than `maxAgeMs` (once per pass over the queue, with all their ids). */
-  expired(ids: string[]): void;
+  _expired(ids: string[]): void;
   /** IndexedDB is unusable; the queue now lives in memory. */
-  fallback(error: unknown): void;
+  _fallback(error: unknown): void;
 }
 
 /**
@@ -110,7 +110,7 @@ function orphanClock() {
  */
 export function createQueue(owner: string, bounds: QueueBounds, events: QueueEvents) {
   const records: QueueRecord[] = [];
-  const persist = openStore(events.fallback);
+  const persist = openStore(events._fallback);
   let bytes = 0;
   const orphanDue = orphanClock();
   // Records removed for good (delivered, refused, expired): a pending write must not bring them back.
@@ -161,7 +161,7 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
       if (now - r.queuedAt <= bounds.maxAgeMs) break;
       expired.push(r.id);
     }
-    if (expired.length) drop(expired).then(() => events.expired(expired));
+    if (expired.length) drop(expired).then(() => events._expired(expired));
   };
 
   return {
@@ -174,7 +174,7 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
     },
 
     /** This tab's records, oldest first (a live array: do not mutate). */
-    list: (): readonly QueueRecord[] => records,
+    _list: (): readonly QueueRecord[] => records,
 
     /**
      * Queues a record and returns a promise that resolves (never rejects) once it is durably stored (one IndexedDB
@@ -191,20 +191,20 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
     },
 
     /** Resolves when every record added so far is stored. */
-    flushed: writer._flushed,
+    _flushed: writer._flushed,
 
     /** Deletes these records from IndexedDB only (what an exit note names: see exit-note.ts `finishHandoffs`). */
-    forget,
+    _forget: forget,
 
     /** Removes delivered or refused records. */
-    remove: (ids: string[]) => (ids.length ? drop(ids) : Promise.resolve()),
+    _remove: (ids: string[]) => (ids.length ? drop(ids) : Promise.resolve()),
 
     /**
      * Counts a failed delivery of these records (of those still in this page's memory) and, unless `write` is false,
      * writes it through, so the tab or page load that adopts them next backs off from there. Returns the most
      * attempts among them.
      */
-    failed(ids: string[], write = true): number {
+    _failed(ids: string[], write = true): number {
       const failing = pick(ids);
       const most = Math.max(0, ...failing.map((r) => ++r.attempts));
       // Not even an empty transaction when none is left (all handed to the browser at a page exit).
@@ -218,14 +218,14 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
      * sends them again. They stay in IndexedDB: if the hand-off is never confirmed, the next load sends them (at least
      * once).
      */
-    takeOut(ids: string[]): QueueRecord[] {
+    _takeOut(ids: string[]): QueueRecord[] {
       const takenOut = takeOut(ids);
       for (const r of takenOut) handedOut.set(r.id, r);
       return takenOut;
     },
 
     /** Puts back records the browser refused at page exit, in id order. */
-    putBack(back: QueueRecord[]) {
+    _putBack(back: QueueRecord[]) {
       for (const r of back) handedOut.delete(r.id);
       putBack(back);
     },
@@ -238,7 +238,7 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
      * Resolves to `left`, the `queuedAt` of the oldest record left to other tabs, and `due`, when an orphan seen but
      * not yet adopted may be (0 when none): the caller looks again then.
      */
-    async adopt(isOrphan: (r: QueueRecord) => boolean, graceMs = 0, held: () => boolean = () => true): Promise<{ left: number; due: number }> {
+    async _adopt(isOrphan: (r: QueueRecord) => boolean, graceMs = 0, held: () => boolean = () => true): Promise<{ left: number; due: number }> {
       const stored = ((await persist((idb) => values<QueueRecord>(idb))) || []).filter((r) => r && r.id && r.message);
       const now = Date.now();
       const mine = new Set(records.map((r) => r.id));
@@ -264,7 +264,7 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
     },
 
     /** Keeps this tab's own records only (after a bfcache restore, another tab may have adopted some). */
-    async reconcile(): Promise<void> {
+    async _reconcile(): Promise<void> {
       await writer._flushed();
       const stored = (await persist((idb) => values<QueueRecord>(idb))) as QueueRecord[] | undefined;
       if (!stored) return;

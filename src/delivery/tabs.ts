@@ -121,7 +121,7 @@ export function createTabs(id: string, gone: () => void) {
   return {
     id,
     /** Holds this tab's life lock (until `leave`) and watches the others'; says hello to the other tabs. */
-    enter() {
+    _enter() {
       if (!locks._usable() || release) return;
       if (!letGo) stay();
       others._start();
@@ -133,7 +133,7 @@ export function createTabs(id: string, gone: () => void) {
      * Releases this tab's lock and ends its watches and channel, as the page leaves: a page holding a lock, a lock
      * request or an open channel may be kept out of the back/forward cache (https://web.dev/articles/bfcache).
      */
-    leave() {
+    _leave() {
       leaves++;
       letGo?.();
       letGo = undefined;
@@ -142,7 +142,7 @@ export function createTabs(id: string, gone: () => void) {
       others._stop();
     },
     /** A test of whether a record's owner is gone (so this tab may adopt it). */
-    async orphans(): Promise<(r: QueueRecord) => boolean> {
+    async _orphans(): Promise<(r: QueueRecord) => boolean> {
       const now = Date.now();
       const snapshot = await locks._query();
       if (!snapshot) return (r) => r.owner != id && now - r.queuedAt > LEASE_MS;
@@ -153,12 +153,12 @@ export function createTabs(id: string, gone: () => void) {
      * A test that stays true until this page leaves (it may be restored, and start again with a new test): work that
      * began before must start nothing more (another tab may adopt this page's records once it left, and send them).
      */
-    alive(): () => boolean {
+    _alive(): () => boolean {
       const at = leaves;
       return () => leaves == at;
     },
     /** True when there is no lock manager to tell when a tab dies: the caller polls at the lease instead. */
-    leased: () => !locks._usable(),
+    _leased: () => !locks._usable(),
     /**
      * Runs `fn` while no other tab of this site adopts records (so no two tabs adopt the same orphan); where Web
      * Locks are unusable it just runs it. The lock is
@@ -168,7 +168,7 @@ export function createTabs(id: string, gone: () => void) {
      * `fn` gets `held`, false from then on: it must start nothing more that needs the lock (another tab may adopt
      * this page's records once it left, and send them).
      */
-    exclusive<T>(fn: (held: () => boolean) => Promise<T>): Promise<T> {
+    _exclusive<T>(fn: (held: () => boolean) => Promise<T>): Promise<T> {
       const at = leaves;
       const held = () => leaves == at;
       if (!locks._usable()) return fn(held);

@@ -25,13 +25,13 @@ export function createTransport() {
 
   return {
     /** Whether a body of `bytes` fits what is left of the page's keepalive budget now. */
-    fits: (bytes: number) => keepaliveBytes + bytes <= KEEPALIVE_LIMIT,
+    _fits: (bytes: number) => keepaliveBytes + bytes <= KEEPALIVE_LIMIT,
 
     /**
      * POSTs a JSON body with Basic auth; with `keepalive` (see `fits`), a request in flight when the page goes away
      * still completes, and need not be sent again.
      */
-    async post(url: string, writeKey: string, body: string, bytes: number, keepalive: boolean): Promise<Answer> {
+    async _post(url: string, writeKey: string, body: string, bytes: number, keepalive: boolean): Promise<Answer> {
       if (keepalive) keepaliveBytes += bytes;
       const controller = new AbortController();
       const timer = setTimeout(() => controller.abort(), TIMEOUT_MS);
@@ -62,7 +62,7 @@ export function createTransport() {
      * Hands a body to the browser as the page goes away: `sendBeacon` as text/plain (no preflight, no headers; the
      * write key is in the body), else `fetch` with keepalive. True only when the browser said it accepted it.
      */
-    beacon(url: string, body: string): boolean {
+    _beacon(url: string, body: string): boolean {
       try {
         return sendBeacon.call(nav, url, body);
       } catch {

@@ -12,12 +12,12 @@ function rec(n: number, owner = 'A'): QueueRecord {
   const id = 'id-' + String(n).padStart(4, '0');
   return { id, message: { type: 'track', event: 'e' + n, messageId: id } as unknown as Message, bytes: 100, queuedAt: Date.now(), attempts: 0, owner };
 }
-const events = () => ({ expired: vi.fn(), fallback: vi.fn() });
+const events = () => ({ _expired: vi.fn(), _fallback: vi.fn() });
 
 // What the shared IndexedDB store holds, read the way another page would.
 let inspect: UseStore;
 const storedIds = async () => ((await values<QueueRecord>(inspect)) as QueueRecord[]).map((r) => r.id).sort();
-const ids = (q: { list(): readonly QueueRecord[] }) => q.list().map((r) => r.id);
+const ids = (q: { _list(): readonly QueueRecord[] }) => q._list().map((r) => r.id);
 
 beforeEach(() => {
   (globalThis as any).indexedDB = new IDBFactory();
@@ -47,7 +47,7 @@ describe('adoptOrphans', () => {
   it('never adopts a record handed to the browser (taken out and noted, never deleted)', async () => {
     const a = createQueue('A', WIDE, events());
     await Promise.all([a.add(rec(1)), a.add(rec(2))]);
-    a.takeOut(['id-0001']);
+    a._takeOut(['id-0001']);
     localStorage.setItem('svc_sent', JSON.stringify(['id-0001']));
     const b = createQueue('B', WIDE, events());
     await adoptOrphans(b, () => true);
