@@ -21,20 +21,20 @@ export function fakeQueue() {
   };
   return {
     records,
-    list: () => records,
+    _list: () => records,
     // IndexedDB work: the real queue drops the records from memory and from the store.
-    remove: vi.fn(async (ids: string[]) => drop(ids)),
+    _remove: vi.fn(async (ids: string[]) => drop(ids)),
     // Memory only, as the real queue does.
-    takeOut: vi.fn((ids: string[]) => {
+    _takeOut: vi.fn((ids: string[]) => {
       const out = records.filter((r) => ids.includes(r.id));
       drop(ids);
       return out;
     }),
-    putBack: vi.fn((back: QueueRecord[]) => {
+    _putBack: vi.fn((back: QueueRecord[]) => {
       records.push(...back);
       records.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     }),
     // Counts the attempt on the records and returns the most, as the real queue does (which also stores it).
-    failed: vi.fn((ids: string[]) => Math.max(0, ...records.filter((r) => ids.includes(r.id)).map((r) => ++r.attempts))),
+    _failed: vi.fn((ids: string[]) => Math.max(0, ...records.filter((r) => ids.includes(r.id)).map((r) => ++r.attempts))),
   };
 }

@@ -8,7 +8,7 @@ import { createIdentity, uuid } from '../identity/identity';
 import { createGate } from '../privacy/gate';
 import { clearStored } from '../delivery/queue';
 import { startDelivery, type Delivery } from '../delivery/start';
-import { NOTE_KEY } from '../delivery/handoff';
+import { clearNote } from '../delivery/exit-note';
 import { trackPageViews } from '../extend/pageviews';
 import { DEFAULT_MIDDLEWARE_TIMEOUT, type TransformSettings, type TransformsFactory } from '../extend/transforms';
 import { createAutotrack } from '../extend/autotrack';
@@ -111,11 +111,7 @@ export function createAnalytics(stages: { debug?: () => Promise<DebugTools>; tra
         if (delivery) delivery.queue.clear(), delivery.scheduler.erased();
         else clearStored();
         clearBuffer();
-        try {
-          localStorage.removeItem(NOTE_KEY);
-        } catch {
-          // storage blocked: nothing there
-        }
+        clearNote();
       },
     });
     const instance: Instance = {

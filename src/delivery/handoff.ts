@@ -4,59 +4,29 @@ import type { ExitKind } from './lifecycle';
 import type { Message } from '../message/types';
 import { planBatches, body, BODY_OVERHEAD } from './batch';
 import { KEEPALIVE_LIMIT } from './transport';
-import { stringify } from '../message/validate';
+import { note, unnote } from './exit-note';
 
-// The note (localStorage): ids handed to the browser as a page went away, written synchronously; the next load (or
-// this page, if it is restored) deletes their records from IndexedDB (see `finishHandoffs`).
-export const NOTE_KEY = 'svc_sent';
-// Taken when the bundle runs (a page may replace JSON later).
-const parse = JSON.parse;
-
-const noted = (): string[] => {
-  try {
-    const ids = parse(localStorage.getItem(NOTE_KEY) || '[]');
-    return Array.isArray(ids) ? ids : [];
-  } catch {
-    return [];
-  }
-};
-// False when no note could be written (no localStorage).
-const setNote = (ids: string[]): boolean => {
-  try {
-    ids.length ? localStorage.setItem(NOTE_KEY, stringify(ids)) : localStorage.removeItem(NOTE_KEY);
-    return true;
-  } catch {
-    return false;
-  }
-};
-// Adds to what this page or another noted before.
-const note = (ids: string[]) => setNote([...new Set(noted().concat(ids))]);
-const unnote = (ids: string[]) => setNote(noted().filter((id) => ids.indexOf(id) < 0));
-
-/**
- * What a load must finish of the hand-offs of earlier pages (or of this one, restored): `forget` deletes the noted
- * records from the store, and only then are their ids taken out of the note (cut off in between, the next load
- * deletes them again). Ids another page notes meanwhile stay noted. The queue runs this before it reads the store.
- */
-export function finishHandoffs(forget: (ids: string[]) => Promise<unknown>): Promise<unknown> | undefined {
-  const ids = noted();
-  if (ids.length) return forget(ids).then(() => unnote(ids));
-}
+// Until src/api/analytics.ts calls `clearNote()` (exit-note.ts) instead of removing the key itself.
+export { NOTE_KEY } from './exit-note';
 
 /** What the hand-off needs from the rest of the library. */
 export interface HandoffDeps {
-  queue: Queue;
-  transport: Transport;
+  _queue: Queue;
+  _transport: Transport;
   /** `{apiHost}/v1/batch` */
   url: string;
   writeKey: string;
   emit(name: 'delivered', messages: Message[]): void;
 }
 
+/** The hand-off's interface (the scheduler takes it as a dependency). */
+export type Handoff = ReturnType<typeof createHandoff>;
+
 /**
  * The page-exit hand-off: what this page hands to the browser as it is hidden or goes away, the note of it, and
  * what becomes of the note when this page sees an answer after all; correct if cut off at any statement (see
- * `exit`). The scheduler, which keeps when to send and the retry state, calls it.
+ * `exit`). Every removal of records for good goes through it (`remove`). The scheduler, which keeps when to send
+ * and the retry state, calls it.
  */
 export function createHandoff(d: HandoffDeps) {
   // `pagehide` ran: this page hands nothing more to the browser until it is shown again (see `exit`).
@@ -67,6 +37,19 @@ export function createHandoff(d: HandoffDeps) {
   // Ids delivered (or refused) whose records' delete from IndexedDB has not committed yet, and whether an exit noted
   // them: a page that goes away meanwhile cuts the delete off, and the next load would adopt and send them again.
   const removing = new Map<string, boolean>();
+
+  // The one path by which records leave IndexedDB for good (delivered, refused, or handed to the browser): until
+  // their delete commits, a page exit notes them, so the next load deletes them rather than sends them again; once it
+  // committed, the note of those noted (`noted`: all of them, already) is taken back.
+  const remove = (ids: string[], noted: boolean, removal: Promise<unknown> = d._queue._remove(ids)) => {
+    ids.forEach((id) => removing.set(id, noted || !!removing.get(id)));
+    // (the queue's removal settles, never rejects: queue.ts `persist`)
+    return removal.then(() => {
+      const notedIds = ids.filter((id) => removing.get(id));
+      ids.forEach((id) => removing.delete(id));
+      if (notedIds.length) unnote(notedIds);
+    });
+  };
 
   return {
     /**
@@ -87,7 +70,7 @@ export function createHandoff(d: HandoffDeps) {
      * too, since its note may not outlive it (Firefox loses a localStorage write made as a tab closes, measured by
      * scripts/exit-closes.mjs).
      */
-    exit(how: ExitKind, inflight: ReadonlyMap<string, boolean>, hold: boolean) {
+    _exit(how: ExitKind, inflight: ReadonlyMap<string, boolean>, hold: boolean) {
       const final = how != 'hidden';
       // A keepalive request in flight outlives the page: the browser has accepted it. Its ids, and those of beacons
       // accepted at an earlier exit of this page, are noted (again: the write may have been cut off) so that the
@@ -98,7 +81,8 @@ export function createHandoff(d: HandoffDeps) {
       if (handed.size || removing.size) note([...handed, ...removing.keys()]);
       if (gone) return;
       gone = final;
-      if (how == 'discarded') d.queue.remove(keptAlive);
+      // (they stay handed to the browser, and noted at every exit, until their answer: see `tookOver`)
+      if (how == 'discarded') remove(keptAlive, false);
       // Offline, a beacon would be lost; during a backoff the API is failing and a beacon's answer cannot be seen
       // (sendBeacon only says whether the request was queued, https://w3c.github.io/beacon/#sendbeacon-method).
       // Either way the messages stay queued for the next load (or this page, if it lives on).
@@ -106,53 +90,43 @@ export function createHandoff(d: HandoffDeps) {
       // A request in flight without keepalive dies with the page
       // (https://fetch.spec.whatwg.org/#concept-fetch-group-terminate): at a final exit its messages go by beacon too
       // (same ids).
-      const waiting = d.queue.list().filter((r) => !inflight.has(r.id) || (final && !inflight.get(r.id)));
+      const waiting = d._queue._list().filter((r) => !inflight.has(r.id) || (final && !inflight.get(r.id)));
       for (const group of planBatches(waiting, KEEPALIVE_LIMIT, BODY_OVERHEAD + d.writeKey.length)) {
         const ids = group.map((r) => r.id);
         const messages = group.map((r) => r.message);
-        const takenOut = d.queue.takeOut(ids);
-        if (!d.transport.beacon(d.url, body(messages, new Date(), d.writeKey))) {
-          d.queue.putBack(takenOut);
+        const takenOut = d._queue._takeOut(ids);
+        if (!d._transport._beacon(d.url, body(messages, new Date(), d.writeKey))) {
+          d._queue._putBack(takenOut);
           break;
         }
         ids.forEach((id) => handed.add(id));
         // Still alive (only hidden), discarded for good, or no note could be written: remove them from IndexedDB now.
-        if (!note(ids) || how != 'cached')
-          d.queue.remove(ids).then(() => {
-            ids.forEach((id) => handed.delete(id));
-            unnote(ids);
-          });
+        if (!note(ids) || how != 'cached') {
+          remove(ids, true);
+          ids.forEach((id) => handed.delete(id));
+        }
         d.emit('delivered', messages);
       }
     },
 
     /**
-     * This page removes the records of these ids for good (delivered, or refused): until `removal` settles (their
-     * delete committed), a page exit notes them, so the next load deletes them rather than sends them again; the note
-     * is taken back after it.
+     * This page removes the records of these ids for good (delivered, or refused): see `remove`. `removal` is the
+     * queue's delete of them, started here unless given.
      */
-    removed(ids: string[], removal: Promise<unknown>) {
-      ids.forEach((id) => removing.set(id, false));
-      // (the queue's removal settles, never rejects: src/queue.ts `persist`)
-      return removal.then(() => {
-        const notedIds = ids.filter((id) => removing.get(id));
-        ids.forEach((id) => removing.delete(id));
-        if (notedIds.length) unnote(notedIds);
-      });
-    },
+    _removed: (ids: string[], removal?: Promise<unknown>) => remove(ids, false, removal),
 
     /**
      * What the library stored was erased (consent withdrawn or denied, opt-out): an exit notes nothing more of what
      * this page sent before (the scheduler stops counting its requests in flight as kept alive too), so storage stays
      * empty. Their records are gone already, so there is nothing for a next load to send again.
      */
-    erased() {
+    _erased() {
       handed.clear();
       removing.clear();
     },
 
     /** The page is shown again (or restored from the back/forward cache): it may hand messages over again. */
-    shown() {
+    _shown() {
       gone = false;
     },
 
@@ -162,7 +136,7 @@ export function createHandoff(d: HandoffDeps) {
      * e2e/delivery.spec.ts, "events tracked offline are delivered exactly once after coming back online and
      * reloading"). Waiting a task lets that `pagehide` note the request as handed to the browser first.
      */
-    async tookOver(ids: string[]): Promise<boolean> {
+    async _tookOver(ids: string[]): Promise<boolean> {
       await new Promise((r) => setTimeout(r));
       const notedIds = ids.filter((id) => handed.has(id));
       if (gone || !notedIds.length) return !!notedIds.length;
@@ -177,9 +151,9 @@ export function createHandoff(d: HandoffDeps) {
      * This page saw an HTTP answer to its request for these ids after all (`delivered`: a 2xx): it deals with their
      * records itself (removal, or a retry), so what an exit noted of them is taken back, after the removal.
      */
-    answered(ids: string[], delivered: boolean) {
+    _answered(ids: string[], delivered: boolean) {
       const notedIds = ids.filter((id) => handed.delete(id));
-      if (notedIds.length) Promise.resolve(delivered && d.queue.remove(notedIds)).then(() => unnote(notedIds));
+      if (notedIds.length) delivered ? remove(notedIds, true) : unnote(notedIds);
     },
   };
 }

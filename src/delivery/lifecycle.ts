@@ -8,11 +8,11 @@ export interface LifecycleHandlers {
    * good (`discarded`: a closing tab, or a navigation the cache does not keep). The last reliable moment to send
    * (https://developer.mozilla.org/en-US/docs/Web/API/Document/visibilitychange_event#usage_notes).
    */
-  exit(how: ExitKind): void;
+  _exit(how: ExitKind): void;
   /** The page is visible again, or restored from the back/forward cache (`restored` true). */
-  resume(restored: boolean): void;
+  _resume(restored: boolean): void;
   /** The network is back. */
-  online(): void;
+  _online(): void;
 }
 
 /**
@@ -21,11 +21,11 @@ export interface LifecycleHandlers {
  * https://web.dev/articles/bfcache#never-use-the-unload-event).
  */
 export function listenLifecycle(handlers: LifecycleHandlers): () => void {
-  const onVisibility = () => (document.visibilityState == 'hidden' ? handlers.exit('hidden') : handlers.resume(false));
+  const onVisibility = () => (document.visibilityState == 'hidden' ? handlers._exit('hidden') : handlers._resume(false));
   // `persisted`: the page goes into the back/forward cache (https://html.spec.whatwg.org/#the-pagetransitionevent-interface)
-  const onPagehide = (event: PageTransitionEvent) => handlers.exit(event.persisted ? 'cached' : 'discarded');
-  const onPageshow = (event: PageTransitionEvent) => event.persisted && handlers.resume(true);
-  const onOnline = () => handlers.online();
+  const onPagehide = (event: PageTransitionEvent) => handlers._exit(event.persisted ? 'cached' : 'discarded');
+  const onPageshow = (event: PageTransitionEvent) => event.persisted && handlers._resume(true);
+  const onOnline = () => handlers._online();
   document.addEventListener('visibilitychange', onVisibility);
   addEventListener('pagehide', onPagehide);
   addEventListener('pageshow', onPageshow);

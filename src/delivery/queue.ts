@@ -1,7 +1,6 @@
 import { createStore, setMany, delMany, values, clear, type UseStore } from 'idb-keyval';
 import type { AnalyticsError, Message } from '../message/types';
 import { analyticsError } from '../message/errors';
-import { finishHandoffs } from './handoff';
 
 /** One queued message; records describe themselves so any tab (or the next page load) can send them. */
 export interface QueueRecord {
@@ -34,15 +33,11 @@ export const DB = 'svc-analytics';
 /** What the queue tells its owner about. */
 export interface QueueEvents {
   /** Messages dropped because they grew older than `maxAgeMs` (once per pass over the queue, with all their ids). */
-  expired(ids: string[]): void;
+  _expired(ids: string[]): void;
   /** IndexedDB is unusable; the queue now lives in memory. */
-  fallback(error: unknown): void;
+  _fallback(error: unknown): void;
 }
 
-/**
- * This tab's queue: an ordered in-memory list of its records, written through to IndexedDB (one transaction per
- * burst of calls) so a closed page's messages are sent by the next load; falls back to memory when IndexedDB fails.
- */
 /**
  * Empties the store of a queue this page never opened (consent denied, opt-out), without creating it where it does
  * not exist: `indexedDB.databases()` says whether it does (https://developer.mozilla.org/docs/Web/API/IDBFactory/databases);
@@ -57,11 +52,10 @@ export function clearStored(): Promise<void> {
     .catch(() => {});
 }
 
-export function createQueue(owner: string, bounds: QueueBounds, events: QueueEvents) {
-  const records: QueueRecord[] = [];
+// The queue's IndexedDB store while it works: `persist` runs an operation on it and never rejects; any failure
+// (including a synchronous throw from `indexedDB.open`) leaves the queue in memory from then on, told by `fallback`.
+function openStore(fallback: (error: unknown) => void) {
   let store: UseStore | undefined;
-  let pending: QueueRecord[] = [];
-  let writing: Promise<void> = Promise.resolve();
   try {
     store = typeof indexedDB != 'undefined' ? createStore(DB, 'queue') : undefined;
   } catch {
@@ -69,25 +63,63 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
     // e2e/conditions.spec.ts, "a sandboxed frame ..."). A failing `open` (Firefox's private windows before 115,
     // https://bugzilla.mozilla.org/show_bug.cgi?id=781982) is caught by `persist`.
   }
-  if (!store) events.fallback(new Error('no IndexedDB'));
-
-  // Never rejects: any IndexedDB failure (including a synchronous throw from `indexedDB.open`) moves us to memory.
-  const persist = <T>(op: (s: UseStore) => Promise<T>): Promise<T | void> =>
+  if (!store) fallback(new Error('no IndexedDB'));
+  return <T>(op: (s: UseStore) => Promise<T>): Promise<T | void> =>
     Promise.resolve()
       .then(() => store && op(store))
       .catch((error) => {
         store = undefined;
-        events.fallback(error);
+        fallback(error);
       });
+}
 
+// Writes records through in bursts: those added while a write is pending go together in the next transaction.
+function writeBehind(save: (list: QueueRecord[]) => Promise<void>) {
+  let pending: QueueRecord[] = [];
+  let writing: Promise<void> = Promise.resolve();
+  return {
+    _write(record: QueueRecord): Promise<void> {
+      pending.push(record);
+      if (pending.length == 1)
+        writing = writing.then(() => {
+          const batch = pending;
+          pending = [];
+          return save(batch);
+        });
+      return writing;
+    },
+    _flushed: () => writing,
+  };
+}
+
+// When each orphan was first seen: one is adopted only `graceMs` later (see `adopt`). Says when it may be (0: now,
+// and it is forgotten).
+function orphanClock() {
+  const seen = new Map<string, number>();
+  return (id: string, now: number, graceMs: number): number => {
+    const since = seen.get(id) ?? seen.set(id, now).get(id)!;
+    if (now - since < graceMs) return since + graceMs;
+    seen.delete(id);
+    return 0;
+  };
+}
+
+/**
+ * This tab's queue: an ordered in-memory list of its records, written through to IndexedDB (one transaction per
+ * burst of calls) so a closed page's messages are sent by the next load; falls back to memory when IndexedDB fails.
+ */
+export function createQueue(owner: string, bounds: QueueBounds, events: QueueEvents) {
+  const records: QueueRecord[] = [];
+  const persist = openStore(events._fallback);
   let bytes = 0;
-  // Other tabs' records seen orphaned, and when (see `adopt`).
-  const orphanSince = new Map<string, number>();
+  const orphanDue = orphanClock();
   // Records removed for good (delivered, refused, expired): a pending write must not bring them back.
   const removed = new WeakSet<QueueRecord>();
-  // Writes records through to IndexedDB, all but those removed by the time the write runs.
+  // Writes records through to IndexedDB, all but those removed by the time the write runs (one sent or dropped must
+  // not come back; one taken out at a page exit is written: if its hand-off is never confirmed, the next load sends it).
   const save = (list: QueueRecord[]) =>
     persist((idb) => setMany(list.filter((r) => !removed.has(r)).map((r) => [r.id, r]), idb));
+  const writer = writeBehind(save);
   // This page's records with these ids, in order.
   const pick = (ids: string[]) => {
     const wanted = new Set(ids);
@@ -129,7 +161,7 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
       if (now - r.queuedAt <= bounds.maxAgeMs) break;
       expired.push(r.id);
     }
-    if (expired.length) drop(expired).then(() => events.expired(expired));
+    if (expired.length) drop(expired).then(() => events._expired(expired));
   };
 
   return {
@@ -142,7 +174,7 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
     },
 
     /** This tab's records, oldest first (a live array: do not mutate). */
-    list: (): readonly QueueRecord[] => records,
+    _list: (): readonly QueueRecord[] => records,
 
     /**
      * Queues a record and returns a promise that resolves (never rejects) once it is durably stored (one IndexedDB
@@ -155,31 +187,24 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
         return analyticsError('queue_full', `the queue is full (${records.length} messages, ${bytes} bytes)`, [record.id]);
       records.push(record);
       bytes += record.bytes;
-      pending.push(record);
-      if (pending.length == 1) {
-        writing = writing.then(() => {
-          const batch = pending;
-          pending = [];
-          // Every record not removed meanwhile (one sent or dropped must not come back; one taken out at a page
-          // exit is written: if its hand-off is never confirmed, the next load sends it).
-          return save(batch);
-        });
-      }
-      return writing;
+      return writer._write(record);
     },
 
     /** Resolves when every record added so far is stored. */
-    flushed: () => writing,
+    _flushed: writer._flushed,
+
+    /** Deletes these records from IndexedDB only (what an exit note names: see exit-note.ts `finishHandoffs`). */
+    _forget: forget,
 
     /** Removes delivered or refused records. */
-    remove: (ids: string[]) => (ids.length ? drop(ids) : Promise.resolve()),
+    _remove: (ids: string[]) => (ids.length ? drop(ids) : Promise.resolve()),
 
     /**
      * Counts a failed delivery of these records (of those still in this page's memory) and, unless `write` is false,
      * writes it through, so the tab or page load that adopts them next backs off from there. Returns the most
      * attempts among them.
      */
-    failed(ids: string[], write = true): number {
+    _failed(ids: string[], write = true): number {
       const failing = pick(ids);
       const most = Math.max(0, ...failing.map((r) => ++r.attempts));
       // Not even an empty transaction when none is left (all handed to the browser at a page exit).
@@ -193,29 +218,27 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
      * sends them again. They stay in IndexedDB: if the hand-off is never confirmed, the next load sends them (at least
      * once).
      */
-    takeOut(ids: string[]): QueueRecord[] {
+    _takeOut(ids: string[]): QueueRecord[] {
       const takenOut = takeOut(ids);
       for (const r of takenOut) handedOut.set(r.id, r);
       return takenOut;
     },
 
     /** Puts back records the browser refused at page exit, in id order. */
-    putBack(back: QueueRecord[]) {
+    _putBack(back: QueueRecord[]) {
       for (const r of back) handedOut.delete(r.id);
       putBack(back);
     },
 
     /**
-     * Reads the shared store: first finishes the page-exit hand-offs of earlier pages (`finishHandoffs`, handoff.ts:
-     * deletes what their note names), then drops expired records, and adopts the records whose owner `isOrphan` says
-     * is gone (this tab becomes their owner) once they were seen orphaned `graceMs` ago: the note of a page that just
-     * closed can reach this page late (Firefox: a localStorage write made as a tab closes shows in another page only
+     * Reads the shared store (once the page-exit hand-offs of earlier pages are finished: start.ts `adoptOrphans`),
+     * drops expired records, and adopts the records whose owner `isOrphan` says is gone (this tab becomes their owner)
+     * once they were seen orphaned `graceMs` ago: the note of a page that just closed can reach this page late (Firefox: a localStorage write made as a tab closes shows in another page only
      * some hundreds of ms later, measured by scripts/exit-closes.mjs), and what it names must not be sent again.
      * Resolves to `left`, the `queuedAt` of the oldest record left to other tabs, and `due`, when an orphan seen but
      * not yet adopted may be (0 when none): the caller looks again then.
      */
-    async adopt(isOrphan: (r: QueueRecord) => boolean, graceMs = 0, held: () => boolean = () => true): Promise<{ left: number; due: number }> {
-      await finishHandoffs(forget);
+    async _adopt(isOrphan: (r: QueueRecord) => boolean, graceMs = 0, held: () => boolean = () => true): Promise<{ left: number; due: number }> {
       const stored = ((await persist((idb) => values<QueueRecord>(idb))) || []).filter((r) => r && r.id && r.message);
       const now = Date.now();
       const mine = new Set(records.map((r) => r.id));
@@ -225,10 +248,9 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
       const orphans = others.filter(isOrphan);
       let due = Infinity;
       const adopted = orphans.filter((r) => {
-        const since = orphanSince.get(r.id) ?? orphanSince.set(r.id, now).get(r.id)!;
-        if (now - since >= graceMs) return orphanSince.delete(r.id);
-        due = Math.min(due, since + graceMs);
-        return false;
+        const at = orphanDue(r.id, now, graceMs);
+        if (at) due = Math.min(due, at);
+        return !at;
       });
       const left = others.filter((r) => !orphans.includes(r)).reduce((oldest, r) => Math.min(oldest, r.queuedAt), Infinity);
       // The page left (and may be restored) since the tabs' lock was granted: another tab may adopt them now.
@@ -242,8 +264,8 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
     },
 
     /** Keeps this tab's own records only (after a bfcache restore, another tab may have adopted some). */
-    async reconcile(): Promise<void> {
-      await writing;
+    async _reconcile(): Promise<void> {
+      await writer._flushed();
       const stored = (await persist((idb) => values<QueueRecord>(idb))) as QueueRecord[] | undefined;
       if (!stored) return;
       const mineInStore = new Set(stored.filter((r) => r.owner == owner).map((r) => r.id));

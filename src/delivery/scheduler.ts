@@ -1,26 +1,39 @@
-import type { Queue, QueueRecord } from './queue';
+import type { QueueRecord } from './queue';
 import type { Tabs } from './tabs';
 import type { AnalyticsError } from '../message/types';
-import type { Transport } from './transport';
 import type { ExitKind } from './lifecycle';
+import type { Handoff, HandoffDeps } from './handoff';
 import { planBatches, body } from './batch';
 import { classify, nextDelay } from './retry';
 import { byteLength } from '../message/validate';
 import { analyticsError } from '../message/errors';
-import { createHandoff } from './handoff';
 
-/** What the scheduler needs from the rest of the library. */
-export interface SchedulerDeps {
-  queue: Queue;
-  tabs: Tabs;
-  transport: Transport;
-  /** `{apiHost}/v1/batch` */
-  url: string;
-  writeKey: string;
+/** What the scheduler needs from the rest of the library: what the hand-off needs (it sends too), and the hand-off. */
+export interface SchedulerDeps extends HandoffDeps {
+  _handoff: Handoff;
+  _tabs: Tabs;
   flushAt: number;
   flushInterval: number;
   report(error: AnalyticsError): void;
   emit(name: 'delivered' | 'retry', ...args: unknown[]): void;
+}
+
+// One timer that fires at the earliest time it was armed for (never later than asked).
+function alarm(fire: () => void) {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let due = Infinity;
+  return (ms: number) => {
+    ms = Math.max(0, ms);
+    const at = Date.now() + ms;
+    if (timer && due <= at) return;
+    clearTimeout(timer);
+    due = at;
+    timer = setTimeout(() => {
+      timer = undefined;
+      due = Infinity;
+      fire();
+    }, ms);
+  };
 }
 
 /**
@@ -32,8 +45,6 @@ export interface SchedulerDeps {
  * (handoff.ts) with what it has in flight.
  */
 export function createScheduler(d: SchedulerDeps) {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let due = Infinity;
   let retryUntil = 0;
   // When this page last sent a request: a message stored after a quiet spell goes out at once.
   let lastSent = -Infinity;
@@ -43,25 +54,14 @@ export function createScheduler(d: SchedulerDeps) {
   // message id → whether its request was sent with keepalive (it survives page exit,
   // https://fetch.spec.whatwg.org/#concept-fetch-group-terminate, so the exit beacon skips it)
   const inflight = new Map<string, boolean>();
-  const handoff = createHandoff(d);
+  const { _handoff: handoff } = d;
 
   const offline = () => !navigator.onLine;
-  const waiting = () => d.queue.list().filter((r) => !inflight.has(r.id));
-  const arm = (ms: number) => {
-    ms = Math.max(0, ms);
-    const at = Date.now() + ms;
-    if (timer && due <= at) return;
-    clearTimeout(timer);
-    due = at;
-    timer = setTimeout(() => {
-      timer = undefined;
-      due = Infinity;
-      flush(false);
-    }, ms);
-  };
+  const waiting = () => d._queue._list().filter((r) => !inflight.has(r.id));
+  const arm = alarm(() => flush(false));
   // Runs after every call, so it stays O(1): the oldest record decides the interval.
   const plan = () => {
-    const list = d.queue.list();
+    const list = d._queue._list();
     const count = list.length - inflight.size;
     if (count <= 0) return;
     const now = Date.now();
@@ -79,38 +79,38 @@ export function createScheduler(d: SchedulerDeps) {
 
   const send = async (planned: QueueRecord[]): Promise<boolean> => {
     // A page exit (only hidden) may have handed some of them to the browser since this pass planned its batches.
-    const queued = new Set(d.queue.list());
+    const queued = new Set(d._queue._list());
     const batch = planned.filter((r) => queued.has(r));
     if (!batch.length) return true;
     const messages = batch.map((r) => r.message);
     const payload = body(messages, new Date());
     const bytes = byteLength(payload);
     const ids = batch.map((r) => r.id);
-    const keepalive = d.transport.fits(bytes);
+    const keepalive = d._transport._fits(bytes);
     ids.forEach((id) => inflight.set(id, keepalive));
     lastSent = Date.now();
-    let answer = await d.transport.post(d.url, d.writeKey, payload, bytes, keepalive);
-    // Whether a page exit took over this keepalive request, which failed without an answer (see `handoff.tookOver`).
+    let answer = await d._transport._post(d.url, d.writeKey, payload, bytes, keepalive);
+    // Whether a page exit took over this keepalive request, which failed without an answer (see `handoff._tookOver`).
     let tookOver = false;
     if (!answer.status && keepalive) {
-      tookOver = await handoff.tookOver(ids);
+      tookOver = await handoff._tookOver(ids);
       // Otherwise the browser may have refused the request itself (its keepalive budget, shared with beacons,
       // https://fetch.spec.whatwg.org/#http-network-or-cache-fetch "inflight keepalive bytes"): that is not the
       // server failing, so it goes again at once, without keepalive.
       if (!tookOver) {
         ids.forEach((id) => inflight.set(id, false));
-        answer = await d.transport.post(d.url, d.writeKey, payload, bytes, false);
+        answer = await d._transport._post(d.url, d.writeKey, payload, bytes, false);
       }
     }
     ids.forEach((id) => inflight.delete(id));
     const verdict = classify(answer.status);
     // An HTTP answer means this page saw the outcome after all: it deals with noted records itself (removal
     // below, or a retry). A network error keeps the note: the browser may still deliver the request.
-    if (answer.status) handoff.answered(ids, verdict == 'ok');
+    if (answer.status) handoff._answered(ids, verdict == 'ok');
     if (verdict == 'ok') {
       retryUntil = 0;
       // (the page may go away before the delete commits: the hand-off notes them then)
-      await handoff.removed(ids, d.queue.remove(ids));
+      await handoff._removed(ids);
       d.emit('delivered', messages);
       return true;
     }
@@ -119,7 +119,7 @@ export function createScheduler(d: SchedulerDeps) {
       // it, so backoff goes on where it was in the page or tab that sends these records next. That of a request a
       // page exit took over is counted but not stored: the note names its records (the next load deletes them), and
       // the page may be going into the back/forward cache, where IndexedDB work gets it evicted (see handoff.ts).
-      const delay = nextDelay(d.queue.failed(ids, !tookOver), answer.retryAfter, Date.now());
+      const delay = nextDelay(d._queue._failed(ids, !tookOver), answer.retryAfter, Date.now());
       retryUntil = Date.now() + delay;
       d.emit('retry', { status: answer.status, delay, messageIds: ids });
       return false;
@@ -129,7 +129,7 @@ export function createScheduler(d: SchedulerDeps) {
       const half = Math.ceil(batch.length / 2);
       return (await send(batch.slice(0, half))) && send(batch.slice(half));
     }
-    await handoff.removed(ids, d.queue.remove(ids));
+    await handoff._removed(ids);
     d.report(analyticsError('delivery_rejected', `status ${answer.status}: the API refused message ${ids[0]}; dropped`, ids));
     return true;
   };
@@ -140,7 +140,7 @@ export function createScheduler(d: SchedulerDeps) {
     // Each tab sends its own records, so no lock between tabs is needed (asking for one delays the first event: a
     // page's first IndexedDB open holds up Web Locks grants in Chromium, e2e/delivery.spec.ts "the first message of
     // a quiet spell"). Once the page left (it may be restored), the rest waits: another tab may adopt and send them.
-    const alive = d.tabs.alive();
+    const alive = d._tabs._alive();
     for (const batch of planBatches(waiting())) if (!alive() || !(await send(batch))) break;
     plan();
   };
@@ -163,13 +163,13 @@ export function createScheduler(d: SchedulerDeps) {
      * The page is hidden, or going away: the hand-off (handoff.ts) gives the browser what waits, and what is in flight
      * as far as it must; offline or in a backoff, everything stays queued.
      */
-    exit: (how: ExitKind) => handoff.exit(how, inflight, offline() || Date.now() < retryUntil),
+    _exit: (how: ExitKind) => handoff._exit(how, inflight, offline() || Date.now() < retryUntil),
     /** The page is shown again (or restored from the back/forward cache): it may send again. */
-    shown: handoff.shown,
-    /** What was stored was erased (see `handoff.erased`): the requests in flight are noted at no exit. */
+    _shown: handoff._shown,
+    /** What was stored was erased (see `handoff._erased`): the requests in flight are noted at no exit. */
     erased() {
       inflight.forEach((_, id) => inflight.set(id, false));
-      handoff.erased();
+      handoff._erased();
     },
   };
 }

@@ -1,11 +1,13 @@
 import type { AnalyticsError } from '../message/types';
 import type { Identity } from '../identity/identity';
 import { analyticsError, describe } from '../message/errors';
-import { createQueue, type Queue, type QueueBounds } from './queue';
+import { createQueue, type Queue, type QueueBounds, type QueueRecord } from './queue';
 import { createTabs, LEASE_MS, ORPHAN_GRACE_MS } from './tabs';
 import { createTransport } from './transport';
+import { createHandoff } from './handoff';
 import { createScheduler, type Scheduler } from './scheduler';
 import { listenLifecycle } from './lifecycle';
+import { finishHandoffs } from './exit-note';
 
 /** What delivery needs to start: where and how to send, and who to tell. */
 export interface DeliverySettings {
@@ -32,6 +34,16 @@ export interface Delivery {
 }
 
 /**
+ * Adopts what gone tabs left (see `queue._adopt`), once the page-exit hand-offs of earlier pages are finished: their
+ * notes name records the browser was given, which must be deleted, not adopted and sent again. Runs under the tabs'
+ * lock (`tabs._exclusive`), which gives `held`.
+ */
+export async function adoptOrphans(queue: Queue, isOrphan: (r: QueueRecord) => boolean, graceMs = 0, held?: () => boolean) {
+  await finishHandoffs(queue._forget);
+  return queue._adopt(isOrphan, graceMs, held);
+}
+
+/**
  * Starts storage and delivery (once storing is allowed): persists the identity, opens the queue, joins the tabs,
  * adopts what closed tabs left, and listens to the page's lifecycle.
  */
@@ -42,16 +54,18 @@ export function startDelivery(s: DeliverySettings): Delivery {
   const tabs = createTabs(owner, () => adopt().then(scheduler.notify));
   let fellBack = false;
   const queue = createQueue(owner, s.bounds, {
-    expired: (ids) => report(analyticsError('expired', `${ids.length} queued message(s) older than queue.maxAgeMs dropped`, ids)),
-    fallback: (e) => {
+    _expired: (ids) => report(analyticsError('expired', `${ids.length} queued message(s) older than queue.maxAgeMs dropped`, ids)),
+    _fallback: (e) => {
       if (!fellBack) report(analyticsError('storage_unavailable', `IndexedDB is unusable (${describe(e)}): messages are kept in this page's memory`));
       fellBack = true;
     },
   });
-  const scheduler = createScheduler({ ...s, queue, tabs, transport: createTransport() });
-  tabs.enter();
+  const transport = createTransport();
+  const handoff = createHandoff({ ...s, _queue: queue, _transport: transport });
+  const scheduler = createScheduler({ ...s, _queue: queue, _tabs: tabs, _transport: transport, _handoff: handoff });
+  tabs._enter();
   // Under the tabs' lock, so two tabs never adopt the same orphan, and only after ORPHAN_GRACE_MS (see
-  // `queue.adopt`). Without Web Locks nothing tells us when a tab dies: look again when the oldest record left to
+  // `queue._adopt`). Without Web Locks nothing tells us when a tab dies: look again when the oldest record left to
   // another tab comes to the end of its lease, and at least every half lease (a tab that closes later leaves
   // records this one has not seen yet).
   let adoptTimer: ReturnType<typeof setTimeout> | undefined;
@@ -60,28 +74,28 @@ export function startDelivery(s: DeliverySettings): Delivery {
     !s.open()
       ? Promise.resolve()
       : tabs
-          .exclusive((held) => tabs.orphans().then((isOrphan) => queue.adopt(isOrphan, ORPHAN_GRACE_MS, held)))
+          ._exclusive((held) => tabs._orphans().then((isOrphan) => adoptOrphans(queue, isOrphan, ORPHAN_GRACE_MS, held)))
           .then(({ left, due }) => {
             clearTimeout(adoptTimer);
             const now = Date.now();
             let at = due || Infinity;
-            if (tabs.leased()) at = Math.min(at, now + LEASE_MS / 2, left ? left + LEASE_MS : Infinity);
+            if (tabs._leased()) at = Math.min(at, now + LEASE_MS / 2, left ? left + LEASE_MS : Infinity);
             if (at < Infinity) adoptTimer = setTimeout(() => adopt().then(scheduler.notify), at - now);
           })
           .catch(() => {}); // the store is unusable: the queue lives in memory (reported as storage_unavailable)
   const ready = adopt();
   listenLifecycle({
-    exit(how) {
-      scheduler.exit(how);
-      if (how != 'hidden') tabs.leave();
+    _exit(how) {
+      scheduler._exit(how);
+      if (how != 'hidden') tabs._leave();
     },
-    resume(restored) {
+    _resume(restored) {
       identity.reload();
-      scheduler.shown();
-      if (restored) tabs.enter();
-      (restored ? queue.reconcile() : Promise.resolve()).then(adopt).then(scheduler.notify);
+      scheduler._shown();
+      if (restored) tabs._enter();
+      (restored ? queue._reconcile() : Promise.resolve()).then(adopt).then(scheduler.notify);
     },
-    online: () => scheduler.flush(),
+    _online: () => scheduler.flush(),
   });
   return { queue, scheduler, ready };
 }

@@ -2,7 +2,9 @@ import 'fake-indexeddb/auto';
 import { IDBFactory } from 'fake-indexeddb';
 import { createStore, values } from 'idb-keyval';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createHandoff, finishHandoffs, type HandoffDeps } from '../../src/delivery/handoff';
+import { createHandoff, type HandoffDeps } from '../../src/delivery/handoff';
+import { finishHandoffs } from '../../src/delivery/exit-note';
+import { adoptOrphans } from '../../src/delivery/start';
 import { createQueue, type Queue, type QueueRecord } from '../../src/delivery/queue';
 import type { Transport } from '../../src/delivery/transport';
 import type { Message } from '../../src/message/types';
@@ -15,11 +17,11 @@ const KEY = 'wk_test_1234567890';
 // `beacon` says whether the browser accepted the body (sendBeacon's answer).
 function setup(beacon: (url: string, body: string) => boolean = () => true, over: Partial<HandoffDeps> = {}) {
   const queue = fakeQueue();
-  const transport = { beacon: vi.fn(beacon) };
+  const transport = { _beacon: vi.fn(beacon) };
   const emit = vi.fn();
   const handoff = createHandoff({
-    queue: queue as unknown as Queue,
-    transport: transport as unknown as Transport,
+    _queue: queue as unknown as Queue,
+    _transport: transport as unknown as Transport,
     url: URL_,
     writeKey: KEY,
     emit,
@@ -49,15 +51,15 @@ describe('createHandoff', () => {
       const { handoff, queue, transport, emit } = setup();
       const rs = Array.from({ length: 12 }, (_, i) => record(9000 + ((i * 3571) % 9000)));
       queue.records.push(...rs);
-      handoff.exit('hidden', NONE, false);
-      expect(transport.beacon.mock.calls.length).toBeGreaterThan(1);
-      for (const [url, data] of transport.beacon.mock.calls) {
+      handoff._exit('hidden', NONE, false);
+      expect(transport._beacon.mock.calls.length).toBeGreaterThan(1);
+      for (const [url, data] of transport._beacon.mock.calls) {
         expect(url).toBe(URL_);
         expect(typeof data).toBe('string');
         expect(byteLength(data)).toBeLessThanOrEqual(60000);
         expect(JSON.parse(data).writeKey).toBe(KEY);
       }
-      expect(beaconed(transport.beacon)).toEqual(rs.map((r) => r.id));
+      expect(beaconed(transport._beacon)).toEqual(rs.map((r) => r.id));
       expect(queue.records).toEqual([]);
       const delivered = emit.mock.calls.filter((c) => c[0] == 'delivered').flatMap((c) => (c[1] as Message[]).map((m) => m.messageId));
       expect(delivered).toEqual(rs.map((r) => r.id));
@@ -71,9 +73,9 @@ describe('createHandoff', () => {
       queue = s.queue;
       const rs = [record(), record()];
       queue.records.push(...rs);
-      s.handoff.exit('hidden', NONE, false);
+      s.handoff._exit('hidden', NONE, false);
       expect(atBeacon).toEqual([{ queued: [], noted: null }]);
-      expect(queue.takeOut).toHaveBeenCalledWith(rs.map((r) => r.id));
+      expect(queue._takeOut).toHaveBeenCalledWith(rs.map((r) => r.id));
       expect(note()).toEqual(rs.map((r) => r.id));
     });
 
@@ -86,9 +88,9 @@ describe('createHandoff', () => {
       });
       const rs = [record(), record()];
       queue.records.push(...rs);
-      expect(() => handoff.exit('hidden', NONE, false)).toThrow('handler stopped');
+      expect(() => handoff._exit('hidden', NONE, false)).toThrow('handler stopped');
       // Firefox fires visibilitychange after a pagehide it cut off (or here: pagehide after a cut-off hidden exit).
-      handoff.exit('cached', NONE, false);
+      handoff._exit('cached', NONE, false);
       expect(accepted).toBe(1);
       // Never noted: the next load sends them again (at least once), this page never does.
       expect(note()).toBeNull();
@@ -99,7 +101,7 @@ describe('createHandoff', () => {
       const { handoff, queue } = setup();
       const rs = [record(), record()];
       queue.records.push(...rs);
-      handoff.exit('cached', NONE, false);
+      handoff._exit('cached', NONE, false);
       expect(note()).toEqual(['x0', ...rs.map((r) => r.id)]);
     });
 
@@ -112,7 +114,7 @@ describe('createHandoff', () => {
         throw new Error('replaced by the page');
       };
       try {
-        handoff.exit('cached', NONE, false);
+        handoff._exit('cached', NONE, false);
       } finally {
         JSON.stringify = original;
       }
@@ -122,12 +124,12 @@ describe('createHandoff', () => {
     it('finishes the removal when the page is only hidden: IndexedDB delete, then the note is taken back', async () => {
       const { handoff, queue } = setup();
       let removed!: () => void;
-      queue.remove.mockImplementationOnce(() => new Promise<void>((r) => (removed = r)));
+      queue._remove.mockImplementationOnce(() => new Promise<void>((r) => (removed = r)));
       const rs = [record(), record()];
       queue.records.push(...rs);
-      handoff.exit('hidden', NONE, false);
+      handoff._exit('hidden', NONE, false);
       const ids = rs.map((r) => r.id);
-      expect(queue.remove).toHaveBeenCalledWith(ids);
+      expect(queue._remove).toHaveBeenCalledWith(ids);
       await drain();
       expect(note()).toEqual(ids);
       removed();
@@ -139,11 +141,11 @@ describe('createHandoff', () => {
       const { handoff, queue, transport } = setup();
       const rs = [record(), record()];
       queue.records.push(...rs);
-      handoff.exit('cached', NONE, false);
+      handoff._exit('cached', NONE, false);
       await drain();
-      expect(transport.beacon).toHaveBeenCalledTimes(1);
+      expect(transport._beacon).toHaveBeenCalledTimes(1);
       expect(note()).toEqual(rs.map((r) => r.id));
-      expect(queue.remove).not.toHaveBeenCalled();
+      expect(queue._remove).not.toHaveBeenCalled();
       expect(queue.records).toEqual([]);
     });
 
@@ -151,9 +153,9 @@ describe('createHandoff', () => {
       const { handoff, queue } = setup();
       const rs = [record(), record()];
       queue.records.push(...rs);
-      handoff.exit('discarded', NONE, false);
+      handoff._exit('discarded', NONE, false);
       expect(note()).toEqual(rs.map((r) => r.id));
-      expect(queue.remove).toHaveBeenCalledWith(rs.map((r) => r.id));
+      expect(queue._remove).toHaveBeenCalledWith(rs.map((r) => r.id));
       expect(queue.records).toEqual([]);
     });
 
@@ -166,11 +168,11 @@ describe('createHandoff', () => {
         throw new DOMException('blocked', 'SecurityError');
       });
       try {
-        handoff.exit('cached', NONE, false);
+        handoff._exit('cached', NONE, false);
       } finally {
         setItem.mockRestore();
       }
-      expect(queue.remove).toHaveBeenCalledWith(rs.map((r) => r.id));
+      expect(queue._remove).toHaveBeenCalledWith(rs.map((r) => r.id));
       expect(note()).toBeNull();
     });
 
@@ -178,30 +180,30 @@ describe('createHandoff', () => {
       const { handoff, queue, transport } = setup();
       const a = record();
       queue.records.push(a);
-      handoff.exit('cached', NONE, false);
-      expect(transport.beacon).toHaveBeenCalledTimes(1);
+      handoff._exit('cached', NONE, false);
+      expect(transport._beacon).toHaveBeenCalledTimes(1);
       const b = record();
       queue.records.push(b);
-      handoff.exit('hidden', NONE, false);
-      handoff.exit('cached', NONE, false);
-      expect(transport.beacon).toHaveBeenCalledTimes(1);
+      handoff._exit('hidden', NONE, false);
+      handoff._exit('cached', NONE, false);
+      expect(transport._beacon).toHaveBeenCalledTimes(1);
       expect(queue.records).toEqual([b]);
-      handoff.shown();
-      handoff.exit('hidden', NONE, false);
-      expect(transport.beacon).toHaveBeenCalledTimes(2);
-      expect(batchIds(transport.beacon.mock.calls[1][1])).toEqual([b.id]);
+      handoff._shown();
+      handoff._exit('hidden', NONE, false);
+      expect(transport._beacon).toHaveBeenCalledTimes(2);
+      expect(batchIds(transport._beacon.mock.calls[1][1])).toEqual([b.id]);
     });
 
     it('puts the records back, in order, when the browser refuses the beacon', () => {
       const { handoff, queue, transport, emit } = setup(() => false);
       const rs = [record(), record()];
       queue.records.push(...rs);
-      handoff.exit('cached', NONE, false);
-      expect(transport.beacon).toHaveBeenCalledTimes(1);
-      expect(queue.putBack).toHaveBeenCalledWith(rs);
+      handoff._exit('cached', NONE, false);
+      expect(transport._beacon).toHaveBeenCalledTimes(1);
+      expect(queue._putBack).toHaveBeenCalledWith(rs);
       expect(queue.records).toEqual(rs);
       expect(note()).toBeNull();
-      expect(queue.remove).not.toHaveBeenCalled();
+      expect(queue._remove).not.toHaveBeenCalled();
       expect(emit).not.toHaveBeenCalled();
     });
 
@@ -210,9 +212,9 @@ describe('createHandoff', () => {
       const { handoff, queue, transport } = setup(() => calls++ == 0);
       const rs = Array.from({ length: 6 }, () => record(25000));
       queue.records.push(...rs);
-      handoff.exit('hidden', NONE, false);
-      expect(transport.beacon).toHaveBeenCalledTimes(2);
-      const accepted = batchIds(transport.beacon.mock.calls[0][1]);
+      handoff._exit('hidden', NONE, false);
+      expect(transport._beacon).toHaveBeenCalledTimes(2);
+      const accepted = batchIds(transport._beacon.mock.calls[0][1]);
       expect(accepted.length).toBeGreaterThan(0);
       expect(queue.records.map((r) => r.id)).toEqual(rs.map((r) => r.id).filter((id) => !accepted.includes(id)));
       expect(note()).toEqual(accepted);
@@ -224,11 +226,11 @@ describe('createHandoff', () => {
       queue.records.push(flying);
       const inflight = new Map([[flying.id, false]]);
       // Only hidden: the page lives on and sees the answer.
-      handoff.exit('hidden', inflight, false);
-      expect(transport.beacon).not.toHaveBeenCalled();
+      handoff._exit('hidden', inflight, false);
+      expect(transport._beacon).not.toHaveBeenCalled();
       expect(note()).toBeNull();
-      handoff.exit('cached', inflight, false);
-      expect(beaconed(transport.beacon)).toEqual([flying.id]);
+      handoff._exit('cached', inflight, false);
+      expect(beaconed(transport._beacon)).toEqual([flying.id]);
       expect(note()).toEqual([flying.id]);
     });
 
@@ -237,19 +239,19 @@ describe('createHandoff', () => {
       const flying = record();
       const later = record();
       queue.records.push(flying, later);
-      handoff.exit('discarded', new Map([[flying.id, true]]), false);
-      expect(beaconed(transport.beacon)).toEqual([later.id]);
+      handoff._exit('discarded', new Map([[flying.id, true]]), false);
+      expect(beaconed(transport._beacon)).toEqual([later.id]);
       expect(note()).toEqual([flying.id, later.id]);
-      expect(queue.remove).toHaveBeenCalledWith([flying.id]);
+      expect(queue._remove).toHaveBeenCalledWith([flying.id]);
     });
 
     it('notes again, at every exit, what this page handed over (an earlier write may have been cut off)', () => {
       const { handoff, queue } = setup();
       const r = record();
       queue.records.push(r);
-      handoff.exit('cached', new Map([['k1', true]]), false);
+      handoff._exit('cached', new Map([['k1', true]]), false);
       localStorage.clear();
-      handoff.exit('hidden', NONE, false);
+      handoff._exit('hidden', NONE, false);
       expect(note()).toEqual(['k1', r.id]);
     });
 
@@ -257,9 +259,9 @@ describe('createHandoff', () => {
       const { handoff, queue, transport } = setup();
       const rs = [record(), record()];
       queue.records.push(...rs);
-      handoff.exit('cached', new Map([['k1', true]]), true);
-      expect(transport.beacon).not.toHaveBeenCalled();
-      expect(queue.takeOut).not.toHaveBeenCalled();
+      handoff._exit('cached', new Map([['k1', true]]), true);
+      expect(transport._beacon).not.toHaveBeenCalled();
+      expect(queue._takeOut).not.toHaveBeenCalled();
       expect(queue.records).toEqual(rs);
       expect(note()).toEqual(['k1']);
     });
@@ -268,23 +270,23 @@ describe('createHandoff', () => {
   describe('tookOver', () => {
     it('says, a task later, whether an exit noted the request as handed to the browser', async () => {
       const { handoff } = setup();
-      const noted = handoff.tookOver(['k1', 'k2']);
+      const noted = handoff._tookOver(['k1', 'k2']);
       // Chromium: the rejection comes just before pagehide.
-      handoff.exit('cached', new Map([['k2', true]]), true);
+      handoff._exit('cached', new Map([['k2', true]]), true);
       expect(await noted).toBe(true);
-      expect(await handoff.tookOver(['k3'])).toBe(false);
+      expect(await handoff._tookOver(['k3'])).toBe(false);
     });
 
     it('takes the note back and says no when the exit that noted the request only hid the page (it sends them again)', async () => {
       const { handoff } = setup();
       localStorage.setItem('svc_sent', JSON.stringify(['x1']));
-      handoff.exit('hidden', new Map([['k1', true], ['k2', true]]), false);
+      handoff._exit('hidden', new Map([['k1', true], ['k2', true]]), false);
       expect(note()).toEqual(['x1', 'k1', 'k2']);
-      expect(await handoff.tookOver(['k1'])).toBe(false);
+      expect(await handoff._tookOver(['k1'])).toBe(false);
       // what another page noted, and this page's other request, stay noted
       expect(note()).toEqual(['x1', 'k2']);
       // a later exit notes it no more: this page sends it again itself
-      handoff.exit('cached', NONE, true);
+      handoff._exit('cached', NONE, true);
       expect(note()).toEqual(['x1', 'k2']);
     });
 
@@ -292,9 +294,9 @@ describe('createHandoff', () => {
       for (const how of ['cached', 'discarded'] as const) {
         localStorage.clear();
         const { handoff } = setup();
-        handoff.exit('hidden', new Map([['k1', true]]), false);
-        handoff.exit(how, new Map([['k1', true]]), false);
-        expect(await handoff.tookOver(['k1'])).toBe(true);
+        handoff._exit('hidden', new Map([['k1', true]]), false);
+        handoff._exit(how, new Map([['k1', true]]), false);
+        expect(await handoff._tookOver(['k1'])).toBe(true);
         expect(note()).toEqual(['k1']);
       }
     });
@@ -305,8 +307,8 @@ describe('createHandoff', () => {
       const { handoff } = setup();
       let commit!: () => void;
       const removal = new Promise<void>((r) => (commit = r));
-      handoff.removed(['d1', 'd2'], removal);
-      handoff.exit('discarded', NONE, false);
+      handoff._removed(['d1', 'd2'], removal);
+      handoff._exit('discarded', NONE, false);
       expect(note()).toEqual(['d1', 'd2']);
       commit();
       await drain();
@@ -315,19 +317,19 @@ describe('createHandoff', () => {
 
     it('notes nothing after an erasure (consent withdrawn, opt-out): neither removals pending nor requests kept alive', () => {
       const { handoff } = setup();
-      handoff.removed(['d1'], new Promise(() => {}));
-      handoff.exit('hidden', new Map([['k1', true]]), false);
+      handoff._removed(['d1'], new Promise(() => {}));
+      handoff._exit('hidden', new Map([['k1', true]]), false);
       expect(note()).toEqual(['k1', 'd1']);
       localStorage.clear(); // the erasure removes the note
-      handoff.erased();
-      handoff.exit('discarded', NONE, false);
+      handoff._erased();
+      handoff._exit('discarded', NONE, false);
       expect(note()).toBeNull();
     });
 
     it('notes nothing once the delete committed', async () => {
       const { handoff } = setup();
-      await handoff.removed(['d1'], Promise.resolve());
-      handoff.exit('discarded', NONE, false);
+      await handoff._removed(['d1'], Promise.resolve());
+      handoff._exit('discarded', NONE, false);
       expect(note()).toBeNull();
     });
   });
@@ -335,74 +337,38 @@ describe('createHandoff', () => {
   describe('answered', () => {
     it('takes back the note of a delivered request after its records are removed', async () => {
       const { handoff, queue } = setup();
-      handoff.exit('hidden', new Map([['k1', true], ['k2', true]]), true);
+      handoff._exit('hidden', new Map([['k1', true], ['k2', true]]), true);
       expect(note()).toEqual(['k1', 'k2']);
-      handoff.answered(['k1'], true);
-      expect(queue.remove).toHaveBeenCalledWith(['k1']);
+      handoff._answered(['k1'], true);
+      expect(queue._remove).toHaveBeenCalledWith(['k1']);
       await drain();
       expect(note()).toEqual(['k2']);
-      handoff.answered(['k2'], true);
+      handoff._answered(['k2'], true);
       await drain();
       expect(note()).toBeNull();
     });
 
     it('takes back the note of a failed request without removing its records (the page retries them)', async () => {
       const { handoff, queue } = setup();
-      handoff.exit('hidden', new Map([['k1', true]]), true);
-      handoff.answered(['k1'], false);
+      handoff._exit('hidden', new Map([['k1', true]]), true);
+      handoff._answered(['k1'], false);
       await drain();
-      expect(queue.remove).not.toHaveBeenCalled();
+      expect(queue._remove).not.toHaveBeenCalled();
       expect(note()).toBeNull();
     });
 
     it('leaves alone what it did not note (another page may have)', async () => {
       localStorage.setItem('svc_sent', JSON.stringify(['x1']));
       const { handoff, queue } = setup();
-      handoff.answered(['x1'], true);
+      handoff._answered(['x1'], true);
       await drain();
-      expect(queue.remove).not.toHaveBeenCalled();
+      expect(queue._remove).not.toHaveBeenCalled();
       expect(note()).toEqual(['x1']);
     });
   });
 });
 
 describe('finishHandoffs', () => {
-  it('deletes what the note names, then takes those ids out of the note', async () => {
-    localStorage.setItem('svc_sent', JSON.stringify(['x1', 'x2']));
-    let deleted!: () => void;
-    const forget = vi.fn((_ids: string[]) => new Promise<void>((r) => (deleted = r)));
-    const done = finishHandoffs(forget);
-    expect(forget).toHaveBeenCalledWith(['x1', 'x2']);
-    // Cut off before the delete committed: the next load deletes again.
-    expect(note()).toEqual(['x1', 'x2']);
-    // Another page notes its own hand-off meanwhile.
-    localStorage.setItem('svc_sent', JSON.stringify(['x1', 'x2', 'y1']));
-    deleted();
-    await done;
-    expect(note()).toEqual(['y1']);
-  });
-
-  it('does nothing without a note', async () => {
-    const forget = vi.fn(async () => {});
-    await finishHandoffs(forget);
-    expect(forget).not.toHaveBeenCalled();
-  });
-
-  it('reads the note with the JSON.parse of load time (a page may have replaced it since)', async () => {
-    localStorage.setItem('svc_sent', JSON.stringify(['x1']));
-    const forget = vi.fn(async () => {});
-    const original = JSON.parse;
-    JSON.parse = () => {
-      throw new Error('replaced by the page');
-    };
-    try {
-      await finishHandoffs(forget);
-    } finally {
-      JSON.parse = original;
-    }
-    expect(forget).toHaveBeenCalledWith(['x1']);
-  });
-
   it('ignores a note that is not a list of ids, and a later exit writes a fresh one', async () => {
     localStorage.setItem('svc_sent', '{"x1":true}');
     const forget = vi.fn(async () => {});
@@ -411,7 +377,7 @@ describe('finishHandoffs', () => {
     const { handoff, queue } = setup();
     const r = record();
     queue.records.push(r);
-    handoff.exit('cached', NONE, false);
+    handoff._exit('cached', NONE, false);
     expect(note()).toEqual([r.id]);
   });
 });
@@ -421,21 +387,21 @@ describe('the hand-off with the queue', () => {
     (globalThis as any).indexedDB = new IDBFactory();
   });
   const WIDE = { maxCount: 100, maxBytes: 1e9, maxAgeMs: 1e9 };
-  const events = () => ({ expired: vi.fn(), fallback: vi.fn() });
+  const events = () => ({ _expired: vi.fn(), _fallback: vi.fn() });
 
   it('the next load deletes what a page going into the back/forward cache handed to the browser, and sends none of it', async () => {
     const a = createQueue('A', WIDE, events());
     const [beaconed, flying, refused] = [record(), record(), record(70000)].map((r) => ({ ...r, owner: 'A' }));
     await Promise.all([a.add(beaconed), a.add(flying), a.add(refused)]);
     // The beacon carrying `refused` is refused (it is alone in its group: too big to share one).
-    const { handoff } = setup((_url, body) => !batchIds(body).includes(refused.id), { queue: a });
-    handoff.exit('cached', new Map([[flying.id, true]]), false);
+    const { handoff } = setup((_url, body) => !batchIds(body).includes(refused.id), { _queue: a });
+    handoff._exit('cached', new Map([[flying.id, true]]), false);
     expect(note()).toEqual([flying.id, beaconed.id]);
-    expect(a.list().map((r) => r.id)).toEqual([flying.id, refused.id]);
+    expect(a._list().map((r) => r.id)).toEqual([flying.id, refused.id]);
     // The page never comes back; the next load adopts its records once it is gone.
     const b = createQueue('B', WIDE, events());
-    await b.adopt((r) => r.owner == 'A');
-    expect(b.list().map((r) => r.id)).toEqual([refused.id]);
+    await adoptOrphans(b, (r) => r.owner == 'A');
+    expect(b._list().map((r) => r.id)).toEqual([refused.id]);
     expect(note()).toBeNull();
     const stored = await values<QueueRecord>(createStore('svc-analytics', 'queue'));
     expect(stored.map((r) => [r.id, r.owner])).toEqual([[refused.id, 'B']]);

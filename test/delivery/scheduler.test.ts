@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { IDBFactory } from 'fake-indexeddb';
 import { createStore, values } from 'idb-keyval';
 import { createScheduler, type SchedulerDeps } from '../../src/delivery/scheduler';
+import { createHandoff } from '../../src/delivery/handoff';
 import { createQueue, DEFAULT_BOUNDS, type Queue, type QueueRecord } from '../../src/delivery/queue';
 import type { Tabs } from '../../src/delivery/tabs';
 import { createTransport, type Transport } from '../../src/delivery/transport';
@@ -34,16 +35,16 @@ const bodies = (f: ReturnType<typeof mockFetch>) => f.mock.calls.map((c) => Stri
 const batchIds = (text: string) => (JSON.parse(text).batch as Message[]).map((m) => m.messageId);
 
 // Stub fetch (and sendBeacon) first: the transport takes them when it is created, here.
-function setup(over: Partial<SchedulerDeps> = {}) {
+function setup(over: Partial<Omit<SchedulerDeps, '_handoff'>> = {}) {
   const queue = fakeQueue();
-  const tabs = { id: 'me', alive: () => () => true } as unknown as Tabs;
+  const tabs = { id: 'me', _alive: () => () => true } as unknown as Tabs;
   const report = vi.fn<(e: AnalyticsError) => void>();
   const emit = vi.fn();
-  const transport: Transport = over.transport || createTransport();
-  const scheduler = createScheduler({
-    queue: queue as unknown as Queue,
-    tabs,
-    transport,
+  const transport: Transport = over._transport || createTransport();
+  const deps = {
+    _queue: queue as unknown as Queue,
+    _tabs: tabs,
+    _transport: transport,
     url: URL_,
     writeKey: KEY,
     flushAt: 20,
@@ -51,7 +52,8 @@ function setup(over: Partial<SchedulerDeps> = {}) {
     report,
     emit,
     ...over,
-  });
+  };
+  const scheduler = createScheduler({ ...deps, _handoff: createHandoff(deps) });
   const add = (...rs: QueueRecord[]) => {
     for (const r of rs) {
       queue.records.push(r);
@@ -249,7 +251,7 @@ describe('createScheduler', () => {
       let leaves = 0;
       const tabs = {
         id: 'me',
-        alive: () => {
+        _alive: () => {
           const at = leaves;
           return () => leaves == at;
         },
@@ -261,7 +263,7 @@ describe('createScheduler', () => {
         return { status: 200, headers: { get: () => null } };
       });
       vi.stubGlobal('fetch', fetch);
-      const { scheduler, queue } = setup({ tabs });
+      const { scheduler, queue } = setup({ _tabs: tabs });
       // About 800 KB: the pass plans two batches under the 500 KB limit.
       const rs = Array.from({ length: 40 }, () => record(20000));
       queue.records.push(...rs);
@@ -286,7 +288,7 @@ describe('createScheduler', () => {
       expect(fetch).toHaveBeenCalledTimes(1);
       expect(queue.records).toEqual(rs);
       expect(emit).toHaveBeenCalledWith('retry', expect.objectContaining({ status: 500, messageIds: rs.map((r) => r.id) }));
-      expect(queue.failed).toHaveBeenCalledWith(rs.map((r) => r.id), true);
+      expect(queue._failed).toHaveBeenCalledWith(rs.map((r) => r.id), true);
       await advance(499);
       expect(fetch).toHaveBeenCalledTimes(1);
       await advance(501);
@@ -458,16 +460,16 @@ describe('createScheduler', () => {
 
     it('backs off from the attempts stored with a record adopted from an earlier page, and stores the next one', async () => {
       (globalThis as any).indexedDB = new IDBFactory();
-      const events = { expired: () => {}, fallback: () => {} };
+      const events = { _expired: () => {}, _fallback: () => {} };
       // An earlier page failed to deliver it three times, then closed.
       const r = { ...record(), attempts: 3, owner: 'gone' };
       await createQueue('gone', DEFAULT_BOUNDS, events).add(r);
       const queue = createQueue('me', DEFAULT_BOUNDS, events);
-      await queue.adopt(() => true);
-      expect(queue.list().map((q) => q.attempts)).toEqual([3]);
+      await queue._adopt(() => true);
+      expect(queue._list().map((q) => q.attempts)).toEqual([3]);
       mockFetch([{ status: 503 }]);
       vi.spyOn(Math, 'random').mockReturnValue(0);
-      const { scheduler, emit } = setup({ queue });
+      const { scheduler, emit } = setup({ _queue: queue });
       await scheduler.flush();
       // The fourth attempt's backoff: 1 s doubled three times, halved by the jitter (the first would be 500 ms).
       expect(emit).toHaveBeenCalledWith('retry', expect.objectContaining({ status: 503, delay: 4000, messageIds: [r.id] }));
@@ -511,17 +513,17 @@ describe('createScheduler', () => {
       const fetch = vi.fn((..._a: unknown[]) => new Promise((r) => (answer = r)));
       vi.stubGlobal('fetch', fetch);
       const { scheduler, queue, transport } = setup();
-      vi.spyOn(transport, 'fits').mockReturnValue(false); // the keepalive budget is used up
+      vi.spyOn(transport, '_fits').mockReturnValue(false); // the keepalive budget is used up
       const inflight = record();
       queue.records.push(inflight);
       const done = scheduler.flush();
       await drain();
       expect((fetch.mock.calls[0][1] as RequestInit).keepalive).toBe(false);
       // Only hidden: the page lives on and sees the answer.
-      scheduler.exit('hidden');
+      scheduler._exit('hidden');
       expect(beacon).not.toHaveBeenCalled();
       expect(note()).toBeNull();
-      scheduler.exit('cached');
+      scheduler._exit('cached');
       expect(beacon).toHaveBeenCalledTimes(1);
       expect(batchIds(beacon.mock.calls[0][1] as string)).toEqual([inflight.id]);
       expect(note()).toEqual([inflight.id]);
@@ -536,11 +538,11 @@ describe('createScheduler', () => {
       const { add, scheduler, queue } = setup({ flushAt: 1 });
       const rs = add(record());
       await advance(0);
-      scheduler.exit('hidden');
-      scheduler.shown();
-      scheduler.exit('cached');
+      scheduler._exit('hidden');
+      scheduler._shown();
+      scheduler._exit('cached');
       expect(beacon).not.toHaveBeenCalled();
-      expect(queue.takeOut).not.toHaveBeenCalled();
+      expect(queue._takeOut).not.toHaveBeenCalled();
       expect(queue.records).toEqual(rs);
     });
 
@@ -551,7 +553,7 @@ describe('createScheduler', () => {
       const { scheduler, queue } = setup();
       const rs = [record()];
       queue.records.push(...rs);
-      scheduler.exit('cached');
+      scheduler._exit('cached');
       expect(beacon).not.toHaveBeenCalled();
       expect(fetch).not.toHaveBeenCalled();
       expect(queue.records).toEqual(rs);
@@ -565,9 +567,9 @@ describe('createScheduler', () => {
       queue.records.push(inflight);
       scheduler.flush();
       await drain();
-      scheduler.exit('discarded');
+      scheduler._exit('discarded');
       expect(note()).toEqual([inflight.id]);
-      expect(queue.remove).toHaveBeenCalledWith([inflight.id]);
+      expect(queue._remove).toHaveBeenCalledWith([inflight.id]);
     });
 
     it('skips messages already in flight with keepalive', async () => {
@@ -582,7 +584,7 @@ describe('createScheduler', () => {
       await drain();
       const later = record();
       queue.records.push(later);
-      scheduler.exit('cached');
+      scheduler._exit('cached');
       const beaconed = beacon.mock.calls.flatMap((c: unknown[]) => batchIds(c[1] as string));
       expect(beaconed).toEqual([later.id]);
       // The keepalive request outlives the page: its ids are noted as handed to the browser, synchronously.
@@ -608,7 +610,7 @@ describe('createScheduler', () => {
       // Chromium rejects the fetch as the page unloads, before pagehide reaches us: the exit still notes it.
       fail(new TypeError('Failed to fetch'));
       await drain();
-      scheduler.exit('cached');
+      scheduler._exit('cached');
       expect(note()).toEqual([inflight.id]);
       await advance(10);
       await done;
@@ -616,7 +618,7 @@ describe('createScheduler', () => {
       expect(fetch).toHaveBeenCalledTimes(1);
       expect(note()).toEqual([inflight.id]);
       // Counted, but no IndexedDB work: the note names the record, and the page may be going into the cache.
-      expect(queue.failed).toHaveBeenCalledWith([inflight.id], false);
+      expect(queue._failed).toHaveBeenCalledWith([inflight.id], false);
       expect(inflight.attempts).toBe(1);
       // the page lived on (a bfcache restore): the record is still queued for a retry
       expect(queue.records).toEqual([inflight]);
@@ -636,7 +638,7 @@ describe('createScheduler', () => {
       queue.records.push(inflight);
       const done = scheduler.flush();
       await drain();
-      scheduler.exit('hidden');
+      scheduler._exit('hidden');
       expect(note()).toEqual([inflight.id]);
       // The page lives on: the failure is real, not the browser taking the request over.
       fail(new TypeError('Failed to fetch'));
@@ -656,7 +658,7 @@ describe('createScheduler', () => {
       queue.records.push(inflight);
       const done = scheduler.flush();
       await drain();
-      scheduler.exit('hidden');
+      scheduler._exit('hidden');
       expect(note()).toEqual([inflight.id]);
       answer({ status: 503, headers: { get: () => null } });
       await done;
@@ -686,7 +688,7 @@ describe('createScheduler', () => {
       await drain();
       expect(posted()).toEqual([rs.map((r) => r.id), [a.id, bad.id]]);
       // The page is hidden while [a, bad] is in flight (with keepalive): c and d go by beacon.
-      scheduler.exit('hidden');
+      scheduler._exit('hidden');
       expect(beacon).toHaveBeenCalledTimes(1);
       expect(batchIds(beacon.mock.calls[0][1] as string)).toEqual([c.id, d.id]);
       answers[1](400);
@@ -726,7 +728,7 @@ describe('createScheduler', () => {
       expect(second.length).toBeGreaterThan(0);
       // Hidden while the first batch is in flight (too big for keepalive, and the page lives on): only the second
       // batch's records go by beacon.
-      scheduler.exit('hidden');
+      scheduler._exit('hidden');
       const beaconed = beacon.mock.calls.flatMap((b) => batchIds(b[1] as string));
       expect(beaconed).toEqual(second);
       answers[0](200);

@@ -87,7 +87,7 @@ const record = (owner: string, age: number): QueueRecord =>
 
 afterEach(() => {
   // Ends every tab's lock hold, watches and BroadcastChannel.
-  entered.splice(0).forEach((t) => t.leave());
+  entered.splice(0).forEach((t) => t._leave());
   delete (navigator as any).locks;
   vi.unstubAllGlobals();
   vi.restoreAllMocks();
@@ -95,13 +95,13 @@ afterEach(() => {
 
 // What a tab without usable Web Locks does.
 async function expectLeaseMode(t: ReturnType<typeof createTabs>) {
-  expect(t.leased()).toBe(true);
-  const isOrphan = await t.orphans();
+  expect(t._leased()).toBe(true);
+  const isOrphan = await t._orphans();
   expect(isOrphan(record('other', LEASE_MS + 1000))).toBe(true);
   expect(isOrphan(record('other', LEASE_MS - 1000))).toBe(false);
   expect(isOrphan(record(t.id, LEASE_MS + 1000))).toBe(false);
   const fn = vi.fn(async () => 'done');
-  expect(await t.exclusive(fn)).toBe('done');
+  expect(await t._exclusive(fn)).toBe('done');
   expect(fn).toHaveBeenCalledTimes(1);
 }
 
@@ -109,13 +109,13 @@ describe('createTabs', () => {
   describe('alive', () => {
     it('stays true until the page leaves, and a test taken after a new enter() is true again', () => {
       const t = tabs('A');
-      const before = t.alive();
+      const before = t._alive();
       expect(before()).toBe(true);
-      t.leave();
+      t._leave();
       expect(before()).toBe(false);
-      t.enter();
+      t._enter();
       expect(before()).toBe(false);
-      expect(t.alive()()).toBe(true);
+      expect(t._alive()()).toBe(true);
     });
   });
 
@@ -123,7 +123,7 @@ describe('createTabs', () => {
     it('takes over records of other tabs after the 60 s lease and runs exclusive work at once', async () => {
       useLocks(undefined);
       const t = tabs('A');
-      t.enter();
+      t._enter();
       expect(LEASE_MS).toBe(60000);
       await expectLeaseMode(t);
     });
@@ -136,24 +136,24 @@ describe('createTabs', () => {
         },
       });
       const t = tabs('A');
-      expect(() => t.enter()).not.toThrow();
+      expect(() => t._enter()).not.toThrow();
       await expectLeaseMode(t);
     });
 
     it('tells exclusive work whether it still holds the lock: no longer once the page left, even after a new enter()', async () => {
       useLocks(undefined);
       const t = tabs('A');
-      t.enter();
+      t._enter();
       let finish!: () => void;
       let held!: () => boolean;
-      const running = t.exclusive((h) => ((held = h), new Promise<void>((r) => (finish = r))));
+      const running = t._exclusive((h) => ((held = h), new Promise<void>((r) => (finish = r))));
       expect(held()).toBe(true);
-      t.leave();
+      t._leave();
       expect(held()).toBe(false);
-      t.enter();
+      t._enter();
       expect(held()).toBe(false);
       // work begun after the new enter() holds it
-      expect(await t.exclusive(async (h) => h())).toBe(true);
+      expect(await t._exclusive(async (h) => h())).toBe(true);
       finish();
       await running;
     });
@@ -164,9 +164,9 @@ describe('createTabs', () => {
       const locks = refusingLocks('reject');
       useLocks(locks);
       const t = tabs('A');
-      expect(t.leased()).toBe(false);
-      t.enter();
-      await vi.waitFor(() => expect(t.leased()).toBe(true));
+      expect(t._leased()).toBe(false);
+      t._enter();
+      await vi.waitFor(() => expect(t._leased()).toBe(true));
       await expectLeaseMode(t);
     });
 
@@ -175,19 +175,19 @@ describe('createTabs', () => {
       useLocks(locks);
       const t = tabs('A');
       const fn = vi.fn(async () => 42);
-      expect(await t.exclusive(fn)).toBe(42);
+      expect(await t._exclusive(fn)).toBe(42);
       expect(fn).toHaveBeenCalledTimes(1);
       expect(locks.request).toHaveBeenCalledTimes(1);
       // and from then on without asking for a lock
-      expect(await t.exclusive(fn)).toBe(42);
+      expect(await t._exclusive(fn)).toBe(42);
       expect(locks.request).toHaveBeenCalledTimes(1);
-      expect(t.leased()).toBe(true);
+      expect(t._leased()).toBe(true);
     });
 
     it('falls back the same way when the lock request throws', async () => {
       useLocks(refusingLocks('throw'));
       const t = tabs('A');
-      expect(() => t.enter()).not.toThrow();
+      expect(() => t._enter()).not.toThrow();
       await expectLeaseMode(t);
     });
 
@@ -196,10 +196,10 @@ describe('createTabs', () => {
       manager.query.mockRejectedValue(new DOMException('denied', 'SecurityError'));
       useLocks(manager);
       const t = tabs('A');
-      const isOrphan = await t.orphans();
+      const isOrphan = await t._orphans();
       expect(isOrphan(record('other', LEASE_MS + 1000))).toBe(true);
       expect(isOrphan(record('other', 1000))).toBe(false);
-      expect(t.leased()).toBe(true);
+      expect(t._leased()).toBe(true);
     });
   });
 
@@ -208,11 +208,11 @@ describe('createTabs', () => {
       const { manager, held } = fakeLocks();
       useLocks(manager);
       const t = tabs('A');
-      t.enter();
+      t._enter();
       await vi.waitFor(() => expect(held.has(TAB('A'))).toBe(true));
-      expect(t.leased()).toBe(false);
-      t.enter(); // a second enter asks for nothing more
-      t.leave();
+      expect(t._leased()).toBe(false);
+      t._enter(); // a second enter asks for nothing more
+      t._leave();
       await vi.waitFor(() => expect(held.has(TAB('A'))).toBe(false));
       expect(manager.request.mock.calls.filter((c) => c[0] == TAB('A'))).toHaveLength(1);
     });
@@ -234,11 +234,11 @@ describe('createTabs', () => {
       // Its own lock is still held (by the page it was before a back/forward restore, say): enter() has to wait.
       const releaseOld = await hold(TAB('A'));
       const a = tabs('A');
-      a.enter();
+      a._enter();
       expect(manager.request.mock.lastCall![0]).toBe(TAB('A'));
       const granted = manager.request.mock.results.at(-1)!.value as Promise<unknown>;
       await vi.waitFor(() => expect(waiting.map((w) => w.name)).toEqual([TAB('A')]));
-      a.leave();
+      a._leave();
       releaseOld(); // the lock is granted now, after leave()
       await granted; // the request settles once A has let the lock go
       expect(held.has(TAB('A'))).toBe(false);
@@ -254,7 +254,7 @@ describe('createTabs', () => {
       useLocks(manager);
       await hold(TAB('B'));
       const t = tabs('A');
-      const isOrphan = await t.orphans();
+      const isOrphan = await t._orphans();
       expect(isOrphan(record('B', LEASE_MS * 10))).toBe(false); // B lives, however old its records
       expect(isOrphan(record('C', 0))).toBe(true); // C is gone, however new
       expect(isOrphan(record('A', LEASE_MS * 10))).toBe(false);
@@ -267,14 +267,14 @@ describe('createTabs', () => {
       const b = tabs('B');
       const log: string[] = [];
       let finishA!: () => void;
-      const first = a.exclusive(async () => {
+      const first = a._exclusive(async () => {
         log.push('A starts');
         await new Promise<void>((r) => (finishA = r));
         log.push('A ends');
         return 'a';
       });
       await vi.waitFor(() => expect(log).toEqual(['A starts']));
-      const second = b.exclusive(async () => {
+      const second = b._exclusive(async () => {
         log.push('B starts');
         throw new Error('b failed');
       });
@@ -286,20 +286,20 @@ describe('createTabs', () => {
       expect(log).toEqual(['A starts', 'A ends', 'B starts']);
       expect(manager.request.mock.calls.map((c) => c[0])).toEqual([SEND, SEND]);
       // the lock was released after the failure
-      expect(await a.exclusive(async () => 'again')).toBe('again');
+      expect(await a._exclusive(async () => 'again')).toBe('again');
     });
 
     it('lets go of the send lock when the page leaves, even while its work still runs (a request in flight)', async () => {
       const { manager, held } = fakeLocks();
       useLocks(manager);
       const a = tabs('A');
-      a.enter();
+      a._enter();
       let finish!: (v: string) => void;
-      const running = a.exclusive(() => new Promise<string>((r) => (finish = r)));
+      const running = a._exclusive(() => new Promise<string>((r) => (finish = r)));
       await vi.waitFor(() => expect(held.has(SEND)).toBe(true));
-      a.leave();
+      a._leave();
       // another page of the site gets the lock at once (a page in the back/forward cache must hold none)
-      expect(await tabs('B').exclusive(async () => 'B ran')).toBe('B ran');
+      expect(await tabs('B')._exclusive(async () => 'B ran')).toBe('B ran');
       finish('A done');
       expect(await running).toBe('A done');
     });
@@ -308,22 +308,22 @@ describe('createTabs', () => {
       const { manager, held } = fakeLocks();
       useLocks(manager);
       const a = tabs('A');
-      a.enter();
+      a._enter();
       let finish!: () => void;
       let started = false;
       let stillHeld!: () => boolean;
-      const running = a.exclusive((h) => ((started = true), (stillHeld = h), new Promise<void>((r) => (finish = r))));
+      const running = a._exclusive((h) => ((started = true), (stillHeld = h), new Promise<void>((r) => (finish = r))));
       await vi.waitFor(() => expect(started).toBe(true));
       expect(held.has(SEND)).toBe(true);
       expect(stillHeld()).toBe(true);
-      a.leave();
+      a._leave();
       expect(stillHeld()).toBe(false);
       // restored from the back/forward cache: the work begun before still does not hold the lock
-      a.enter();
+      a._enter();
       await vi.waitFor(() => expect(held.has(TAB('A'))).toBe(true));
       expect(stillHeld()).toBe(false);
       // work begun after the new enter() does
-      expect(await a.exclusive(async (h) => h())).toBe(true);
+      expect(await a._exclusive(async (h) => h())).toBe(true);
       finish();
       await running;
       expect(stillHeld()).toBe(false);
@@ -337,11 +337,11 @@ describe('createTabs', () => {
       const fn = vi.fn((): Promise<string> => {
         throw error;
       });
-      await expect(t.exclusive(fn)).rejects.toBe(error);
+      await expect(t._exclusive(fn)).rejects.toBe(error);
       expect(fn).toHaveBeenCalledTimes(1);
       expect(held.has(SEND)).toBe(false);
-      expect(t.leased()).toBe(false);
-      expect(await t.exclusive(async () => 'again')).toBe('again');
+      expect(t._leased()).toBe(false);
+      expect(await t._exclusive(async () => 'again')).toBe('again');
     });
 
     it('calls gone when the lock of a tab it found through the lock manager is released (that tab died)', async () => {
@@ -350,7 +350,7 @@ describe('createTabs', () => {
       const releaseB = await hold(TAB('B'));
       const gone = vi.fn();
       const a = tabs('A', gone);
-      a.enter();
+      a._enter();
       // A waits on B's lock
       await vi.waitFor(() => expect(waiting.map((w) => w.name)).toContain(TAB('B')));
       expect(gone).not.toHaveBeenCalled();
@@ -365,8 +365,8 @@ describe('createTabs', () => {
       useLocks(manager);
       const releaseB = await hold(TAB('B'));
       let seen: boolean | undefined;
-      const a = tabs('A', () => a.orphans().then((isOrphan) => (seen = isOrphan(record('B', 0)))));
-      a.enter();
+      const a = tabs('A', () => a._orphans().then((isOrphan) => (seen = isOrphan(record('B', 0)))));
+      a._enter();
       await vi.waitFor(() => expect(manager.request.mock.calls.map((c) => c[0])).toContain(TAB('B')));
       releaseB();
       await vi.waitFor(() => expect(seen).toBe(true));
@@ -377,13 +377,13 @@ describe('createTabs', () => {
       useLocks(manager);
       const goneA = vi.fn();
       const a = tabs('A', goneA);
-      a.enter();
+      a._enter();
       await vi.waitFor(() => expect(manager.query).toHaveBeenCalledTimes(1)); // A looked before B existed
       const b = tabs('B');
-      b.enter();
+      b._enter();
       // B finds A through the lock manager, A hears B's hello
       await vi.waitFor(() => expect(waiting.map((w) => w.name).sort()).toEqual([TAB('A'), TAB('B')]));
-      b.leave();
+      b._leave();
       await vi.waitFor(() => expect(goneA).toHaveBeenCalledTimes(1));
     });
 
@@ -394,7 +394,7 @@ describe('createTabs', () => {
       const releaseB = await hold(TAB('B'));
       const gone = vi.fn();
       const a = tabs('A', gone);
-      expect(() => a.enter()).not.toThrow();
+      expect(() => a._enter()).not.toThrow();
       await vi.waitFor(() => expect(manager.request.mock.calls.map((c) => c[0])).toContain(TAB('B')));
       releaseB();
       await vi.waitFor(() => expect(gone).toHaveBeenCalledTimes(1));
@@ -406,15 +406,15 @@ describe('createTabs', () => {
       const releaseB = await hold(TAB('B'));
       const gone = vi.fn();
       const a = tabs('A', gone);
-      a.enter();
+      a._enter();
       await vi.waitFor(() => expect(waiting.map((w) => w.name)).toContain(TAB('B')));
-      a.leave();
+      a._leave();
       await vi.waitFor(() => expect(waiting).toEqual([]));
       releaseB();
       await vi.waitFor(() => expect(held.has(TAB('B'))).toBe(false));
       await new Promise((r) => setTimeout(r));
       expect(gone).not.toHaveBeenCalled();
-      expect(a.leased()).toBe(false);
+      expect(a._leased()).toBe(false);
     });
 
     it('watches again after a leave() and a new enter() (a page restored from the back/forward cache)', async () => {
@@ -423,11 +423,11 @@ describe('createTabs', () => {
       const releaseB = await hold(TAB('B'));
       const gone = vi.fn();
       const a = tabs('A', gone);
-      a.enter();
+      a._enter();
       await vi.waitFor(() => expect(waiting.map((w) => w.name)).toContain(TAB('B')));
-      a.leave();
+      a._leave();
       await vi.waitFor(() => expect(held.has(TAB('A'))).toBe(false));
-      a.enter();
+      a._enter();
       await vi.waitFor(() => expect(held.has(TAB('A'))).toBe(true));
       await vi.waitFor(() => expect(waiting.map((w) => w.name)).toEqual([TAB('B')]));
       releaseB();

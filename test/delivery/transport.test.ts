@@ -28,8 +28,8 @@ describe('createTransport', () => {
       const fetch = vi.fn(async (..._a: unknown[]) => response(200));
       vi.stubGlobal('fetch', fetch);
       const t = createTransport();
-      await t.post(URL_, KEY, '{"batch":[]}', 12, true);
-      await t.post(URL_, KEY, '{"batch":[1]}', 13, false);
+      await t._post(URL_, KEY, '{"batch":[]}', 12, true);
+      await t._post(URL_, KEY, '{"batch":[1]}', 13, false);
       const [url, init] = fetch.mock.calls[0] as [string, RequestInit];
       expect(url).toBe(URL_);
       expect(init.method).toBe('POST');
@@ -44,21 +44,21 @@ describe('createTransport', () => {
 
     it('answers with the status and Retry-After', async () => {
       vi.stubGlobal('fetch', async () => response(429, '30'));
-      expect(await createTransport().post(URL_, KEY, '{}', 2, true)).toEqual({ status: 429, retryAfter: '30' });
+      expect(await createTransport()._post(URL_, KEY, '{}', 2, true)).toEqual({ status: 429, retryAfter: '30' });
     });
 
     it('answers status 0 for a network error, never rejecting', async () => {
       vi.stubGlobal('fetch', async () => {
         throw new TypeError('Failed to fetch');
       });
-      expect(await createTransport().post(URL_, KEY, '{}', 2, true)).toEqual({ status: 0, retryAfter: null });
+      expect(await createTransport()._post(URL_, KEY, '{}', 2, true)).toEqual({ status: 0, retryAfter: null });
     });
 
     it('answers status 0 when fetch throws synchronously', async () => {
       vi.stubGlobal('fetch', () => {
         throw new TypeError('not allowed');
       });
-      expect(await createTransport().post(URL_, KEY, '{}', 2, false)).toEqual({ status: 0, retryAfter: null });
+      expect(await createTransport()._post(URL_, KEY, '{}', 2, false)).toEqual({ status: 0, retryAfter: null });
     });
 
     it('abandons a request that has no answer after TIMEOUT_MS with status 0', async () => {
@@ -70,7 +70,7 @@ describe('createTransport', () => {
       });
       let answer: unknown;
       createTransport()
-        .post(URL_, KEY, '{}', 2, true)
+        ._post(URL_, KEY, '{}', 2, true)
         .then((a) => (answer = a));
       await vi.advanceTimersByTimeAsync(TIMEOUT_MS - 1);
       expect(signal!.aborted).toBe(false);
@@ -80,25 +80,27 @@ describe('createTransport', () => {
       await vi.waitFor(() => expect(answer).toEqual({ status: 0, retryAfter: null }));
     });
 
-    it('cancels the response body, and answers only once that is done', async () => {
+    it('reads the response body to its end (cancelling it shows the request as failed in the developer tools), and answers only once that is done', async () => {
       let finish!: () => void;
-      const cancel = vi.fn(() => new Promise<void>((r) => (finish = r)));
-      vi.stubGlobal('fetch', async () => response(200, null, { cancel }));
+      const cancel = vi.fn(async () => {});
+      const arrayBuffer = vi.fn(() => new Promise<ArrayBuffer>((r) => (finish = () => r(new ArrayBuffer(0)))));
+      vi.stubGlobal('fetch', async () => ({ ...response(200, null, { cancel }), arrayBuffer }));
       let answer: unknown;
       createTransport()
-        .post(URL_, KEY, '{}', 2, true)
+        ._post(URL_, KEY, '{}', 2, true)
         .then((a) => (answer = a));
-      await vi.waitFor(() => expect(cancel).toHaveBeenCalledTimes(1));
+      await vi.waitFor(() => expect(arrayBuffer).toHaveBeenCalledTimes(1));
       await new Promise((r) => setTimeout(r));
       expect(answer).toBeUndefined();
       finish();
       await vi.waitFor(() => expect(answer).toEqual({ status: 200, retryAfter: null }));
+      expect(cancel).not.toHaveBeenCalled();
     });
 
-    it('answers with the status even when cancelling the body fails', async () => {
-      const cancel = vi.fn(() => Promise.reject(new TypeError('locked')));
-      vi.stubGlobal('fetch', async () => response(204, null, { cancel }));
-      expect(await createTransport().post(URL_, KEY, '{}', 2, true)).toEqual({ status: 204, retryAfter: null });
+    it('answers with the status even when reading the body fails', async () => {
+      const arrayBuffer = vi.fn(() => Promise.reject(new TypeError('network error')));
+      vi.stubGlobal('fetch', async () => ({ ...response(204, null, {}), arrayBuffer }));
+      expect(await createTransport()._post(URL_, KEY, '{}', 2, true)).toEqual({ status: 204, retryAfter: null });
     });
 
     it('uses the fetch there was when it was created, not one the page put in its place later', async () => {
@@ -107,7 +109,7 @@ describe('createTransport', () => {
       const t = createTransport();
       const replaced = vi.fn(async () => response(500));
       vi.stubGlobal('fetch', replaced);
-      expect((await t.post(URL_, KEY, '{}', 2, true)).status).toBe(200);
+      expect((await t._post(URL_, KEY, '{}', 2, true)).status).toBe(200);
       expect(original).toHaveBeenCalledTimes(1);
       expect(replaced).not.toHaveBeenCalled();
     });
@@ -118,14 +120,14 @@ describe('createTransport', () => {
       let answer!: (v: unknown) => void;
       vi.stubGlobal('fetch', () => new Promise((r) => (answer = r)));
       const t = createTransport();
-      expect(t.fits(KEEPALIVE_LIMIT)).toBe(true);
-      expect(t.fits(KEEPALIVE_LIMIT + 1)).toBe(false);
-      const done = t.post(URL_, KEY, '{}', 40000, true);
-      expect(t.fits(20000)).toBe(true);
-      expect(t.fits(20001)).toBe(false);
+      expect(t._fits(KEEPALIVE_LIMIT)).toBe(true);
+      expect(t._fits(KEEPALIVE_LIMIT + 1)).toBe(false);
+      const done = t._post(URL_, KEY, '{}', 40000, true);
+      expect(t._fits(20000)).toBe(true);
+      expect(t._fits(20001)).toBe(false);
       answer(response(200));
       await done;
-      expect(t.fits(KEEPALIVE_LIMIT)).toBe(true);
+      expect(t._fits(KEEPALIVE_LIMIT)).toBe(true);
     });
 
     it('frees the budget of a keepalive request that failed', async () => {
@@ -133,15 +135,15 @@ describe('createTransport', () => {
         throw new TypeError('Failed to fetch');
       });
       const t = createTransport();
-      await t.post(URL_, KEY, '{}', 50000, true);
-      expect(t.fits(KEEPALIVE_LIMIT)).toBe(true);
+      await t._post(URL_, KEY, '{}', 50000, true);
+      expect(t._fits(KEEPALIVE_LIMIT)).toBe(true);
     });
 
     it('does not count a request sent without keepalive', () => {
       vi.stubGlobal('fetch', () => new Promise(() => {}));
       const t = createTransport();
-      t.post(URL_, KEY, '{}', 50000, false);
-      expect(t.fits(KEEPALIVE_LIMIT)).toBe(true);
+      t._post(URL_, KEY, '{}', 50000, false);
+      expect(t._fits(KEEPALIVE_LIMIT)).toBe(true);
     });
   });
 
@@ -155,8 +157,8 @@ describe('createTransport', () => {
       const fetch = vi.fn();
       vi.stubGlobal('fetch', fetch);
       const t = createTransport();
-      expect(t.beacon(URL_, '{"a":1}')).toBe(true);
-      expect(t.beacon(URL_, '{"a":2}')).toBe(false);
+      expect(t._beacon(URL_, '{"a":1}')).toBe(true);
+      expect(t._beacon(URL_, '{"a":2}')).toBe(false);
       expect(calls.map((c) => c.args)).toEqual([
         [URL_, '{"a":1}'],
         [URL_, '{"a":2}'],
@@ -172,7 +174,7 @@ describe('createTransport', () => {
       });
       const fetch = vi.fn(async (..._a: unknown[]) => response(200));
       vi.stubGlobal('fetch', fetch);
-      expect(createTransport().beacon(URL_, '{"a":1}')).toBe(false);
+      expect(createTransport()._beacon(URL_, '{"a":1}')).toBe(false);
       expect(fetch).toHaveBeenCalledTimes(1);
       const [url, init] = fetch.mock.calls[0] as [string, RequestInit];
       expect(url).toBe(URL_);
@@ -186,7 +188,7 @@ describe('createTransport', () => {
       try {
         const fetch = vi.fn(async () => response(200));
         vi.stubGlobal('fetch', fetch);
-        expect(createTransport().beacon(URL_, '{}')).toBe(false);
+        expect(createTransport()._beacon(URL_, '{}')).toBe(false);
         expect(fetch).toHaveBeenCalledTimes(1);
       } finally {
         if (saved) Object.defineProperty(navigator, 'sendBeacon', saved);
@@ -202,10 +204,10 @@ describe('createTransport', () => {
       vi.stubGlobal('fetch', () => {
         throw new TypeError('blocked');
       });
-      expect(createTransport().beacon(URL_, '{}')).toBe(false);
+      expect(createTransport()._beacon(URL_, '{}')).toBe(false);
       const rejected = vi.fn(() => Promise.reject(new TypeError('Failed to fetch')));
       vi.stubGlobal('fetch', rejected);
-      expect(createTransport().beacon(URL_, '{}')).toBe(false);
+      expect(createTransport()._beacon(URL_, '{}')).toBe(false);
       await Promise.resolve();
       expect(rejected).toHaveBeenCalledTimes(1);
     });
@@ -217,7 +219,7 @@ describe('createTransport', () => {
       try {
         const t = createTransport();
         (navigator as any).sendBeacon = replaced;
-        expect(t.beacon(URL_, '{}')).toBe(true);
+        expect(t._beacon(URL_, '{}')).toBe(true);
         expect(original).toHaveBeenCalledTimes(1);
         expect(replaced).not.toHaveBeenCalled();
       } finally {

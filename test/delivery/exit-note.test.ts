@@ -1,0 +1,46 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { finishHandoffs } from '../../src/delivery/exit-note';
+
+// The note the next load reads (localStorage), or null when there is none.
+const note = () => JSON.parse(localStorage.getItem('svc_sent') || 'null') as string[] | null;
+
+beforeEach(() => localStorage.clear());
+afterEach(() => localStorage.clear());
+
+describe('finishHandoffs', () => {
+  it('deletes what the note names, then takes those ids out of the note', async () => {
+    localStorage.setItem('svc_sent', JSON.stringify(['x1', 'x2']));
+    let deleted!: () => void;
+    const forget = vi.fn((_ids: string[]) => new Promise<void>((r) => (deleted = r)));
+    const done = finishHandoffs(forget);
+    expect(forget).toHaveBeenCalledWith(['x1', 'x2']);
+    // Cut off before the delete committed: the next load deletes again.
+    expect(note()).toEqual(['x1', 'x2']);
+    // Another page notes its own hand-off meanwhile.
+    localStorage.setItem('svc_sent', JSON.stringify(['x1', 'x2', 'y1']));
+    deleted();
+    await done;
+    expect(note()).toEqual(['y1']);
+  });
+
+  it('does nothing without a note', async () => {
+    const forget = vi.fn(async () => {});
+    await finishHandoffs(forget);
+    expect(forget).not.toHaveBeenCalled();
+  });
+
+  it('reads the note with the JSON.parse of load time (a page may have replaced it since)', async () => {
+    localStorage.setItem('svc_sent', JSON.stringify(['x1']));
+    const forget = vi.fn(async () => {});
+    const original = JSON.parse;
+    JSON.parse = () => {
+      throw new Error('replaced by the page');
+    };
+    try {
+      await finishHandoffs(forget);
+    } finally {
+      JSON.parse = original;
+    }
+    expect(forget).toHaveBeenCalledWith(['x1']);
+  });
+});
