@@ -13,7 +13,8 @@ import { trackPageViews } from '../extend/pageviews';
 import { DEFAULT_MIDDLEWARE_TIMEOUT, type TransformSettings, type TransformsFactory } from '../extend/transforms';
 import { createAutotrack } from '../extend/autotrack';
 import { createDebugMode } from '../debug/debug-mode';
-import { resolve } from './config';
+import { ownOptions, resolve } from './config';
+import { readTestHook } from './test-hook';
 import { once } from './emitter';
 import { createPageGuard } from './guard';
 import { createContextCache } from './page-context';
@@ -32,6 +33,8 @@ import { createReplay, type Recorded } from './replay';
  */
 export function createAnalytics(stages: { debug?: () => Promise<DebugTools>; transforms: TransformsFactory }) {
   const debugMode = createDebugMode(stages.debug);
+  // Read when the library starts (before the page's later scripts could define it).
+  const hook = readTestHook();
   const guard = createPageGuard(debugMode);
   const { emitter, report, safely } = guard;
   // Source middleware and plugins: usable before `load` (a snippet's calls may add them first), which sets these.
@@ -54,7 +57,8 @@ export function createAnalytics(stages: { debug?: () => Promise<DebugTools>; tra
     replay.keep(recorded);
     try {
       if (!writeKey || typeof writeKey != 'string') return report(analyticsError('invalid_arguments', 'load: a writeKey is required'));
-      options = options || {};
+      // Own properties only: nothing on a prototype decides where events go or what consent is.
+      options = ownOptions(options);
       if (options.debug) debugMode.set(true);
       core = start(writeKey, options);
     } catch (e) {
@@ -69,24 +73,19 @@ export function createAnalytics(stages: { debug?: () => Promise<DebugTools>; tra
 
   // Creates the stages of an instance and wires them.
   function start(writeKey: string, options: LoadOptions): Instance {
-    // The testing kit's override (svc-analytics/playwright), read once here: it points every page of a test at the
-    // kit's collector, whatever `apiHost` the page names. Test-only; set before the page's scripts run.
-    const test = (window as unknown as { __svcAnalyticsTest?: { apiHost?: unknown; instances?: unknown[] } }).__svcAnalyticsTest;
-    const settings = resolve(test && typeof test.apiHost == 'string' ? { ...options, apiHost: test.apiHost } : options);
+    // The testing kit's override (src/api/test-hook.ts) points every page of a test at the kit's collector, whatever
+    // `apiHost` the page names.
+    const settings = resolve(hook ? { ...options, apiHost: hook.apiHost } : options);
     // The kit flushes every instance of the page before a `.not` check (an npm app keeps its own).
-    try {
-      if (test && typeof test == 'object') Array.isArray((test.instances ||= [])) && test.instances.push(api);
-    } catch {
-      // not the kit's object (an element the page's HTML named so): ignored
-    }
+    hook?.instances.push(api);
     // A path is on the page's own origin, whatever a <base href> says (fetch and sendBeacon resolve against it).
     if (settings.url[0] == '/') settings.url = location.origin + settings.url;
     transformSettings.integrations = freeze(settings.integrations);
     transformSettings.timeout = settings.middlewareTimeout;
     if (settings.ignored.length) report(analyticsError('invalid_arguments', `load: integrations ${settings.ignored} ignored: the API takes true or false`));
     // Nothing is written before the gate opens: the identity is read, and kept in memory.
-    const identity = createIdentity({ storage: options.storage, cookie: options.cookie, persist: false });
-    const consent = options.consent;
+    const identity = createIdentity({ storage: options.storage, cookie: ownOptions(options.cookie), persist: false });
+    const consent = ownOptions(options.consent);
     const owner = uuid();
     // Storage and delivery, started once storing is allowed (at load, or when consent is granted).
     let delivery: Delivery | undefined;
@@ -94,7 +93,7 @@ export function createAnalytics(stages: { debug?: () => Promise<DebugTools>; tra
       delivery || (delivery = startDelivery({ ...settings, owner, writeKey, identity, open: () => gate.state() == 'open', report, emit: emitter.emit }));
     const gate = createGate({
       identity,
-      categories: consent && Array.isArray(consent.categories) ? consent.categories.map(String) : undefined,
+      categories: Array.isArray(consent.categories) ? consent.categories.map(String) : undefined,
       respectGPC: options.respectGPC,
       bounds: settings.bounds,
       report,

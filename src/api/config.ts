@@ -25,10 +25,17 @@ export function batchUrl(apiHost?: string, region?: string): string {
   return h.replace(/\/+$/, '').replace(/\/v1$/i, '') + '/v1/batch';
 }
 
+/**
+ * A copy of an options object with its own enumerable properties only, on no prototype: a key the page (or a polluted
+ * `Object.prototype`) did not set on the object itself reads as undefined (STYLE practice 17, CONTRACT section 6).
+ */
+export const ownOptions = <T extends object>(o: T | null | undefined): Partial<T> => Object.assign(Object.create(null), o);
+
 /** Load options with every default filled in; pure. */
-export function resolve(o: LoadOptions = {}) {
+export function resolve(options: LoadOptions = {}) {
+  const o = ownOptions(options);
   const num = (v: unknown, d: number, min: number) => (typeof v == 'number' && v >= min ? v : d);
-  const q = o.queue || {};
+  const q = ownOptions(o.queue);
   const integrations = Object.entries(o.integrations && typeof o.integrations == 'object' ? o.integrations : {});
   const bounds: QueueBounds = {
     maxCount: num(q.maxCount, DEFAULT_BOUNDS.maxCount, 1),

@@ -210,6 +210,8 @@ describe('trackLink and trackForm', () => {
 describe('the testing kit override', () => {
   it('window.__svcAnalyticsTest.apiHost, read once at load, replaces the apiHost the page names', async () => {
     (window as any).__svcAnalyticsTest = { apiHost: 'http://127.0.0.1:9/' };
+    // (a browser under automation: CONTRACT section 6)
+    Object.defineProperty(navigator, 'webdriver', { value: true, configurable: true });
     try {
       const { api } = start({ apiHost: 'https://api.production.example' });
       delete (window as any).__svcAnalyticsTest; // read at load only
@@ -218,7 +220,52 @@ describe('the testing kit override', () => {
       expect(net.fetch.mock.calls.map((c) => c[0])).toEqual(['http://127.0.0.1:9/v1/batch']);
     } finally {
       delete (window as any).__svcAnalyticsTest;
+      delete (navigator as any).webdriver;
     }
+  });
+
+  // CONTRACT section 6: only under automation, only for a loopback host, only as an own data property of window.
+  const sentTo = async (setup: () => void, apiHost = 'https://api.production.example') => {
+    setup();
+    try {
+      const { api } = start({ apiHost });
+      await api.track('X');
+      await api.flush();
+      return net.fetch.mock.calls.map((c) => c[0]);
+    } finally {
+      delete (window as any).__svcAnalyticsTest;
+      delete (Object.prototype as any).__svcAnalyticsTest;
+      delete (Object.prototype as any).apiHost;
+      delete (navigator as any).webdriver;
+    }
+  };
+  const automated = () => Object.defineProperty(navigator, 'webdriver', { value: true, configurable: true });
+
+  it('is ignored in a browser that is not under automation', async () => {
+    const manual = () => Object.defineProperty(navigator, 'webdriver', { value: false, configurable: true });
+    expect(await sentTo(() => (manual(), ((window as any).__svcAnalyticsTest = { apiHost: 'http://127.0.0.1:9/' })))).toEqual(['https://api.production.example/v1/batch']);
+  });
+
+  it('is ignored for a host that is not a loopback one', async () => {
+    const to = await sentTo(() => (automated(), ((window as any).__svcAnalyticsTest = { apiHost: 'https://collector.attacker.example' })));
+    expect(to).toEqual(['https://api.production.example/v1/batch']);
+  });
+
+  it('is ignored on a prototype', async () => {
+    expect(await sentTo(() => (automated(), ((Object.prototype as any).__svcAnalyticsTest = { apiHost: 'http://127.0.0.1:9/' })))).toEqual([
+      'https://api.production.example/v1/batch',
+    ]);
+  });
+
+  it('is ignored as a getter', async () => {
+    const getter = () => (automated(), Object.defineProperty(window, '__svcAnalyticsTest', { get: () => ({ apiHost: 'http://127.0.0.1:9/' }), configurable: true }));
+    expect(await sentTo(getter)).toEqual(['https://api.production.example/v1/batch']);
+  });
+
+  it('a polluted Object.prototype.apiHost does not move the events of a page that names no apiHost', async () => {
+    const to = await sentTo(() => ((Object.prototype as any).apiHost = 'https://collector.attacker.example'), undefined);
+    expect(to.every((u: string) => !u.includes('attacker'))).toBe(true);
+    expect(to).toHaveLength(1);
   });
 });
 
