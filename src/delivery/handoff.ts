@@ -40,7 +40,7 @@ export function createHandoff(d: HandoffDeps) {
 
   // The one path by which records leave IndexedDB for good (delivered, refused, or handed to the browser): until
   // their delete commits, a page exit notes them, so the next load deletes them rather than sends them again; once it
-  // committed, the note of those noted (`noted`: all of them, already) is taken back.
+  // committed, the note of those noted (`noted`: all of them were noted already) is taken back.
   const remove = (ids: string[], noted: boolean, removal: Promise<unknown> = d._queue._remove(ids)) => {
     ids.forEach((id) => removing.set(id, noted || !!removing.get(id)));
     // (the queue's removal settles, never rejects: queue.ts `persist`)
