@@ -19,8 +19,17 @@
 //        booleans, object context/properties/traits, track event, group groupId, objectTypeId);
 //     9. otherwise 200 {"success": true} and every message is accepted.
 //   Over-limit, auth and malformed outcomes are violations (see /_/violations). Faults and poison are not.
+//   CORS for any origin (a private-network preflight included), as the real API answers.
 //
-// Test API (JSON, CORS open, no auth; answered at once except /_/messages?min=N and /_/stream)
+// Who may use the inspector and the test API (CONTRACT section 6): the inspector's own origin, and the origins
+//   given as allowOrigins (the CLI's demo and --allow-origin), with CORS for those; other origins are refused
+//   (403, no CORS headers), their preflights (private-network ones included) too. Requests whose Host is not
+//   127.0.0.1, localhost or [::1] (or the host the collector listens on) are refused: DNS rebinding. A browser's
+//   POST must be Content-Type: application/json (415 otherwise), so none is a CORS-simple request; a browser request
+//   from another site without an allowed Origin is refused, except a navigation (a link to the inspector). Node,
+//   curl and scripts send neither Origin nor Sec-Fetch-Site and are answered as before.
+//
+// Test API (JSON, no auth; answered at once except /_/messages?min=N and /_/stream)
 //   GET  /_/messages    Accepted messages in arrival order, each with `_requestId` and `_receivedAt`.
 //                       Filters, exact string match on the message's field: type, event, name, userId,
 //                       anonymousId, messageId, groupId. `min=N` waits until at least N messages match
@@ -76,8 +85,8 @@ const HEARTBEAT_MS = 15000;
 const INSPECTOR_FILE = fileURLToPath(new URL('./inspector.html', import.meta.url));
 
 /**
- * CORS headers for any browser origin; also sent on errors and injected faults so that page code
- * can read the status and Retry-After.
+ * CORS headers of the ingestion endpoints (/v1/*), for any browser origin, as the real API answers: also sent on
+ * errors and injected faults so that page code can read the status and Retry-After.
  * @param {http.IncomingMessage} req
  * @returns {Record<string, string>}
  */
@@ -91,10 +100,93 @@ export function corsHeaders(req) {
     'Access-Control-Max-Age': '600',
   };
   if (origin) headers.Vary = 'Origin';
-  // Chrome's Private Network Access asks before a public page may call 127.0.0.1.
+  // Chrome's Private Network Access asks before a public page may call 127.0.0.1: a site under test may be a
+  // public one (a staging host) whose events the kit sends here. Ingestion only; never the control API.
   if (req.headers['access-control-request-private-network'] === 'true') {
     headers['Access-Control-Allow-Private-Network'] = 'true';
   }
+  return headers;
+}
+
+/** The host names the inspector and the control API answer to (DNS rebinding: a page's own name pointed here). */
+export const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'];
+const WILDCARD_HOSTS = ['0.0.0.0', '::', '[::]'];
+
+/**
+ * `scheme://host[:port]` of an http(s) origin, as browsers send it in `Origin`; throws for anything else.
+ * @param {string} value
+ */
+export function normalizeOrigin(value) {
+  let url;
+  try {
+    url = new URL(String(value));
+  } catch {
+    throw new Error(`not an origin: "${value}" (an origin is http(s)://host[:port], such as http://localhost:3000)`);
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password || url.pathname !== '/' || url.search || url.hash) {
+    throw new Error(`not an origin: "${value}" (an origin is http(s)://host[:port], with no path, such as http://localhost:3000)`);
+  }
+  return url.origin;
+}
+
+/** The host name of a Host header (lowercase, IPv6 bracketed), or null when it is not one. */
+function hostName(header) {
+  if (typeof header !== 'string' || !header || /[\s/?#@\\]/.test(header)) return null;
+  try {
+    return new URL(`http://${header}`).hostname;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Who may use the inspector (/) and the control API (/_/*): CONTRACT section 6. A request passes when its Host is a
+ * loopback name (or the host the collector was started on), and, from a browser, when it comes from the inspector's
+ * own origin or an allowed one (`allowOrigins`: the demo's, `--allow-origin`). Node and curl send neither Origin nor
+ * Sec-Fetch-Site, so tests and scripts on this machine keep working.
+ */
+function createGate({ host, allowOrigins }) {
+  const names = new Set(LOOPBACK_NAMES);
+  if (host && !WILDCARD_HOSTS.includes(host)) names.add(hostName(host.includes(':') ? `[${host}]` : host));
+  const allowed = new Set((allowOrigins || []).map(normalizeOrigin));
+  const refuse = (error) => ({ ok: false, error });
+  return {
+    allowed,
+    /** @returns {{ ok: true, origin: string | null } | { ok: false, error: string }} origin: the allowed other origin, for CORS. */
+    check(req) {
+      const name = hostName(req.headers.host);
+      if (!name || !names.has(name)) {
+        return refuse(`Host "${req.headers.host ?? ''}" is not a loopback name: the inspector and the control API answer only at ${[...names].join(', ')}`);
+      }
+      const origin = req.headers.origin;
+      if (origin !== undefined) {
+        if (origin === new URL(`http://${req.headers.host}`).origin) return { ok: true, origin: null };
+        if (allowed.has(origin)) return { ok: true, origin };
+        return refuse(`origin ${origin} may not use the collector's inspector or control API (start it with --allow-origin ${origin} to let it)`);
+      }
+      // A browser request without an Origin: a navigation, or a no-cors load (an <img>, a <script>). Navigations may
+      // come from anywhere (the demo's link to the inspector, a bookmark); a cross-site no-cors load may not.
+      const site = req.headers['sec-fetch-site'];
+      if (site && site !== 'same-origin' && site !== 'none') {
+        const navigation = req.headers['sec-fetch-mode'] === 'navigate' && (req.method === 'GET' || req.method === 'HEAD');
+        if (!navigation) return refuse(`a ${site} request without an allowed Origin may not use the collector's control API`);
+      }
+      return { ok: true, origin: null };
+    },
+  };
+}
+
+/** CORS headers of the control API for an allowed other origin (none for the inspector's own). */
+function controlCors(req, origin) {
+  if (!origin) return { Vary: 'Origin' };
+  const headers = {
+    'Access-Control-Allow-Origin': origin,
+    'Access-Control-Allow-Methods': 'GET, POST, OPTIONS',
+    'Access-Control-Allow-Headers': 'Content-Type',
+    'Access-Control-Max-Age': '600',
+    Vary: 'Origin',
+  };
+  if (req.headers['access-control-request-private-network'] === 'true') headers['Access-Control-Allow-Private-Network'] = 'true';
   return headers;
 }
 
@@ -102,7 +194,7 @@ function send(res, req, status, body, contentType, extra = {}) {
   if (res.writableEnded || res.destroyed) return;
   const buf = Buffer.from(body);
   res.writeHead(status, {
-    ...corsHeaders(req),
+    ...res.svcCors,
     'Content-Type': contentType,
     'Content-Length': String(buf.length),
     'Cache-Control': 'no-store',
@@ -565,7 +657,7 @@ function createApi(ctx) {
   }
 
   function stream(req, res) {
-    res.writeHead(200, { ...corsHeaders(req), 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store', Connection: 'keep-alive' });
+    res.writeHead(200, { ...res.svcCors, 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store', Connection: 'keep-alive' });
     res.write('retry: 2000\n\n');
     hub.add(res);
     hub.send(res, 'snapshot', { requests: state.requests.slice(-SNAPSHOT_REQUESTS), stats: state.stats, fault: state.fault, info: info() });
@@ -614,7 +706,11 @@ function createApi(ctx) {
 
 async function serveInspector(req, res) {
   try {
-    send(res, req, 200, await fs.promises.readFile(INSPECTOR_FILE), 'text/html; charset=utf-8');
+    // Not in another site's frame (its buttons reset the collector and inject faults).
+    send(res, req, 200, await fs.promises.readFile(INSPECTOR_FILE), 'text/html; charset=utf-8', {
+      'Content-Security-Policy': "frame-ancestors 'self'",
+      'X-Frame-Options': 'SAMEORIGIN',
+    });
   } catch {
     send(res, req, 500, 'inspector.html is missing', 'text/plain; charset=utf-8');
   }
@@ -623,22 +719,42 @@ async function serveInspector(req, res) {
 function createHandler(ctx) {
   const ingest = createIngest(ctx);
   const api = createApi(ctx);
+  const { gate } = ctx;
   return async (req, res) => {
     const url = new URL(req.url, 'http://collector');
     const route = url.pathname.replace(/\/+$/, '') || '/';
-    if (req.method === 'OPTIONS') {
-      res.writeHead(204, { ...corsHeaders(req), 'Content-Length': '0' });
-      return res.end();
-    }
     const single = /^\/v1\/([a-z]+)$/.exec(route);
     const kind = single && (single[1] === 'batch' || MESSAGE_TYPES.includes(single[1])) ? single[1] : null;
+    // Ingestion answers any origin, as the real API does.
     if (kind) {
+      res.svcCors = corsHeaders(req);
+      if (req.method === 'OPTIONS') {
+        res.writeHead(204, { ...res.svcCors, 'Content-Length': '0' });
+        return res.end();
+      }
       if (req.method !== 'POST') return sendJson(res, req, 405, { error: 'use POST' }, { Allow: 'POST, OPTIONS' });
       return ingest(kind, req, res);
     }
+    if (route === '/favicon.ico') return send(res, req, 204, '', 'image/x-icon');
+    // Everything else (the inspector, the control API, unknown paths): the inspector's own origin, the allowed ones.
+    const trust = gate.check(req);
+    if (!trust.ok) {
+      res.svcCors = { Vary: 'Origin' };
+      return sendJson(res, req, 403, { error: trust.error });
+    }
+    res.svcCors = controlCors(req, trust.origin);
+    if (req.method === 'OPTIONS') {
+      res.writeHead(204, { ...res.svcCors, 'Content-Length': '0' });
+      return res.end();
+    }
+    // A browser's POST must be JSON: with any other type (text/plain, a form, no body) it would be a CORS-simple
+    // request, sent without asking first.
+    if (req.method === 'POST' && (req.headers.origin !== undefined || req.headers['sec-fetch-site'] !== undefined)
+      && !/^application\/json\s*(;|$)/i.test(req.headers['content-type'] || '')) {
+      return sendJson(res, req, 415, { error: 'the control API takes POSTs from a browser only as Content-Type: application/json' });
+    }
     if (route.startsWith('/_/')) return api(route, req, res, url);
     if (route === '/' && (req.method === 'GET' || req.method === 'HEAD')) return serveInspector(req, res);
-    if (route === '/favicon.ico') return send(res, req, 204, '', 'image/x-icon');
     sendJson(res, req, 404, { error: `no such endpoint: ${req.method} ${url.pathname}` });
   };
 }
@@ -669,12 +785,15 @@ export function hostUrl(host, port) {
  * @param {boolean} [options.quiet=true] false logs one line per ingestion request to stdout.
  * @param {number} [options.maxRequests=10000] oldest request records are dropped past this.
  * @param {number} [options.maxMessages=100000] oldest accepted messages are dropped from memory past this.
+ * @param {string[]} [options.allowOrigins=[]] browser origins, besides the inspector's own, that may use the
+ *   inspector and the control API (/_/*): CONTRACT section 6. Ingestion (/v1/*) answers any origin.
  * @returns {Promise<{ url: string, port: number, close(): Promise<void>, state: object, reset(): void, setFault(fault: object): object,
  *   violations(): object[], clear(): void, onChange(listener: () => void): () => void }>}
  *   `state.messages` holds the accepted messages in arrival order (what GET /_/messages answers), `state.requests`
  *   the request records; `violations()` is GET /_/violations; `clear()` forgets requests, messages and counters but
  *   keeps the faults (`reset()` forgets those too); `onChange(listener)` calls `listener` after every change (a request
- *   arrived or was answered, a fault was set, a reset) until the function it returns is called.
+ *   arrived or was answered, a fault was set, a reset) until the function it returns is called; `allowOrigin(origin)`
+ *   adds an origin to `allowOrigins` (the demo's, once its port is known) and returns it normalised.
  */
 export async function startCollector({
   port = 8787,
@@ -684,12 +803,14 @@ export async function startCollector({
   quiet = true,
   maxRequests = 10000,
   maxMessages = 100000,
+  allowOrigins = [],
 } = {}) {
+  const gate = createGate({ host, allowOrigins });
   const state = createState();
   const hub = createHub();
   const waiters = new Set();
   const ctx = {
-    state, hub, waiters,
+    state, hub, waiters, gate,
     opts: { writeKey, logFile: logFile && path.resolve(logFile), quiet, maxRequests, maxMessages },
     log: createLog(logFile),
     sleeper: createSleeper(),
@@ -749,6 +870,11 @@ export async function startCollector({
       resetState(state, { keepFaults: true });
       hub.broadcast('reset', { stats: state.stats, fault: state.fault });
       ctx.changed();
+    },
+    allowOrigin(origin) {
+      const normal = normalizeOrigin(origin);
+      gate.allowed.add(normal);
+      return normal;
     },
     onChange(listener) {
       const waiter = () => {

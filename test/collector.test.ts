@@ -546,6 +546,128 @@ describe('collector options', () => {
   });
 });
 
+describe('collector trust (CONTRACT section 6): who may read and drive it', () => {
+  let collector: any;
+  const OTHER = 'http://evil.test:8080';
+  const DEMO = 'http://localhost:3000';
+  const at = (p: string, headers: Record<string, string> = {}, method = 'GET', body?: string) => request(collector.url + p, { method, headers, body });
+  const ingest = (headers: Record<string, string> = {}) =>
+    at('/v1/batch', { 'Content-Type': 'text/plain', ...headers }, 'POST', batchBody([msg({ event: 'Kept' })], { writeKey: KEY }));
+  const own = () => collector.url;
+  const hasCors = (h: http.IncomingHttpHeaders) => Object.keys(h).filter((k) => k.startsWith('access-control-'));
+
+  beforeAll(async () => {
+    collector = await startCollector({ port: 0, writeKey: KEY, allowOrigins: [DEMO] });
+  });
+  afterAll(() => collector.close());
+  beforeEach(async () => {
+    collector.reset();
+    expect((await ingest()).status).toBe(200);
+  });
+
+  it('ingestion answers any origin, a private-network preflight included, as the real API does', async () => {
+    const pre = await at('/v1/batch', { Origin: OTHER, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Private-Network': 'true' }, 'OPTIONS');
+    expect(pre.status).toBe(204);
+    expect(pre.headers).toMatchObject({ 'access-control-allow-origin': OTHER, 'access-control-allow-private-network': 'true' });
+    const res = await ingest({ Origin: OTHER, 'Sec-Fetch-Site': 'cross-site' });
+    expect(res.status).toBe(200);
+    expect(res.headers['access-control-allow-origin']).toBe(OTHER);
+  });
+
+  it('the control API and the inspector refuse other origins (403, no CORS headers): nothing read, nothing reset', async () => {
+    for (const p of ['/_/messages', '/_/requests', '/_/violations', '/_/stats', '/_/fault', '/_/info', '/_/stream', '/']) {
+      const res = await at(p, { Origin: OTHER });
+      expect(res.status, p).toBe(403);
+      expect(hasCors(res.headers), p).toEqual([]);
+      expect(res.text, p).not.toContain('Kept');
+    }
+    for (const p of ['/_/reset', '/_/fault']) {
+      const res = await at(p, { Origin: OTHER, 'Content-Type': 'application/json' }, 'POST', JSON.stringify({ status: 503 }));
+      expect(res.status, p).toBe(403);
+    }
+    expect(collector.state.messages).toHaveLength(1);
+    expect(collector.state.fault.status).toBeNull();
+  });
+
+  it('refuses preflights from other origins, a private-network one included', async () => {
+    for (const p of ['/_/reset', '/_/messages', '/']) {
+      const pre = await at(p, { Origin: OTHER, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type', 'Access-Control-Request-Private-Network': 'true' }, 'OPTIONS');
+      expect(pre.status, p).toBe(403);
+      expect(hasCors(pre.headers), p).toEqual([]);
+    }
+  });
+
+  it('answers its own origin and allowed ones (CORS for those), at each loopback name', async () => {
+    expect((await at('/_/messages', { Origin: own() })).json()).toHaveLength(1);
+    const demo = await at('/_/messages', { Origin: DEMO });
+    expect(demo.status).toBe(200);
+    expect(demo.headers).toMatchObject({ 'access-control-allow-origin': DEMO, vary: 'Origin' });
+    const pre = await at('/_/reset', { Origin: DEMO, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type', 'Access-Control-Request-Private-Network': 'true' }, 'OPTIONS');
+    expect(pre.status).toBe(204);
+    expect(pre.headers).toMatchObject({ 'access-control-allow-origin': DEMO, 'access-control-allow-private-network': 'true' });
+    for (const name of ['127.0.0.1', 'localhost', '[::1]']) {
+      const host = `${name}:${collector.port}`;
+      const res = await at('/_/messages', { Host: host, Origin: `http://${host}` });
+      expect(res.status, host).toBe(200);
+    }
+    // Scripts and tests on this machine send no Origin.
+    expect((await at('/_/reset', {}, 'POST', '')).status).toBe(200);
+  });
+
+  it('allowOrigin() adds an origin, normalised; a value that is not an origin throws', async () => {
+    expect((await at('/_/stats', { Origin: 'http://app.test:5173' })).status).toBe(403);
+    expect(collector.allowOrigin('HTTP://App.test:5173/')).toBe('http://app.test:5173');
+    expect((await at('/_/stats', { Origin: 'http://app.test:5173' })).status).toBe(200);
+    for (const bad of ['javascript:alert(1)', 'http://app.test/path', 'app.test', 'file:///x']) expect(() => collector.allowOrigin(bad), bad).toThrow(/not an origin/);
+  });
+
+  it('refuses a Host that is not a loopback name (DNS rebinding), for the inspector and the control API', async () => {
+    for (const host of [`rebind.example:${collector.port}`, `localhost.evil.example:${collector.port}`, `127.0.0.1.nip.io:${collector.port}`]) {
+      for (const p of ['/', '/_/messages']) {
+        const res = await at(p, { Host: host });
+        expect(res.status, `${host} ${p}`).toBe(403);
+        expect(res.text).toMatch(/not a loopback name/);
+      }
+      expect((await at('/_/reset', { Host: host, Origin: `http://${host}`, 'Content-Type': 'application/json' }, 'POST', '{}')).status).toBe(403);
+    }
+    expect(collector.state.messages).toHaveLength(1);
+  });
+
+  it('takes no CORS-simple POST from a browser: JSON only, and no cross-site request without an allowed Origin', async () => {
+    // A same-origin page must still send JSON; a text/plain, form or empty POST would need no preflight elsewhere.
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', '']) {
+      const headers: Record<string, string> = { Origin: own(), ...(type && { 'Content-Type': type }) };
+      expect((await at('/_/reset', headers, 'POST', type ? '{}' : undefined)).status, type).toBe(415);
+      expect((await at('/_/reset', { ...headers, Origin: DEMO }, 'POST', type ? '{}' : undefined)).status, type).toBe(415);
+    }
+    // No Origin but a browser's cross-site marker (a no-cors load): refused, GET or POST.
+    expect((await at('/_/reset', { 'Sec-Fetch-Site': 'cross-site', 'Sec-Fetch-Mode': 'no-cors' }, 'POST', '{}')).status).toBe(403);
+    expect((await at('/_/messages', { 'Sec-Fetch-Site': 'same-site', 'Sec-Fetch-Mode': 'no-cors' })).status).toBe(403);
+    expect(collector.state.messages).toHaveLength(1);
+    expect((await at('/_/reset', { Origin: own(), 'Content-Type': 'application/json' }, 'POST', '{}')).status).toBe(200);
+    expect(collector.state.messages).toHaveLength(0);
+  });
+
+  it('a link from another site opens the inspector, which no other site may frame', async () => {
+    const res = await at('/', { 'Sec-Fetch-Site': 'cross-site', 'Sec-Fetch-Mode': 'navigate', 'Sec-Fetch-Dest': 'document' });
+    expect(res.status).toBe(200);
+    expect(res.headers).toMatchObject({ 'content-security-policy': "frame-ancestors 'self'", 'x-frame-options': 'SAMEORIGIN' });
+    expect(hasCors(res.headers)).toEqual([]);
+    // Typed in the address bar.
+    expect((await at('/_/messages', { 'Sec-Fetch-Site': 'none', 'Sec-Fetch-Mode': 'navigate' })).status).toBe(200);
+  });
+
+  it('a collector started on a name of its own answers that name too', async () => {
+    const named = await startCollector({ port: 0, host: 'localhost' });
+    try {
+      expect((await request(named.url + '/_/stats', { headers: { Host: `localhost:${named.port}` } })).status).toBe(200);
+      expect((await request(named.url + '/_/stats', { headers: { Host: `evil.example:${named.port}` } })).status).toBe(403);
+    } finally {
+      await named.close();
+    }
+  });
+});
+
 describe('static server', () => {
   let site: any;
   let root: string;
