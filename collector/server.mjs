@@ -19,7 +19,10 @@
 //        booleans, object context/properties/traits, track event, group groupId, objectTypeId);
 //     9. otherwise 200 {"success": true} and every message is accepted.
 //   Over-limit, auth and malformed outcomes are violations (see /_/violations). Faults and poison are not.
-//   CORS for any origin (a private-network preflight included), as the real API answers.
+//   CORS for any origin (a private-network preflight included), as the real API answers. Bodies past the limit are
+//   read to their end without being kept (their messages are not kept either: the record keeps the ids it could
+//   read); past MAX_BODY_READ (4 MiB) the collector stops reading, answers 413 and closes the connection. The
+//   records and accepted messages held are bounded by count (maxRequests, maxMessages) and bytes (maxBytes).
 //
 // Who may use the inspector and the test API (CONTRACT section 6): the inspector's own origin, and the origins
 //   given as allowOrigins (the CLI's demo and --allow-origin), with CORS for those; other origins are refused
@@ -74,9 +77,13 @@ export const BATCH_LIMIT = 500000;
 /** The single-message endpoints, `POST /v1/<type>`. */
 export const MESSAGE_TYPES = ['identify', 'track', 'page', 'screen', 'group', 'alias'];
 
-// Bodies past the batch limit are answered 200 and dropped anyway; keeping more than this in memory
-// would only let a runaway client exhaust the collector.
-const MAX_BODY_KEPT = 8 * 1024 * 1024;
+// Bodies past an endpoint's limit are answered 200 and dropped, as the service does: read to their end without being
+// kept, up to this; past it, the collector stops reading, answers 413 and closes the connection.
+export const MAX_BODY_READ = 4 * 1024 * 1024;
+// Bodies of the control API (faults, reset) are small.
+const MAX_CONTROL_BODY = 64 * 1024;
+// An inspector that does not read its stream is dropped past this much unsent (it reconnects and gets a snapshot).
+const MAX_STREAM_BUFFER = 32 * 1024 * 1024;
 const MAX_DELAY_MS = 120000;
 const MAX_WAIT_MS = 30000;
 const SNAPSHOT_REQUESTS = 300;
@@ -207,17 +214,38 @@ function sendJson(res, req, status, value, extra) {
   send(res, req, status, JSON.stringify(value), 'application/json; charset=utf-8', extra);
 }
 
-function readBody(req) {
+/**
+ * Reads a request body, keeping at most `keep` bytes: past that the body is counted, not kept (`truncated`). Past `max`
+ * bytes (or a Content-Length saying so) it stops reading (`stopped`): the caller answers and closes the connection.
+ * @returns {Promise<{ buf: Buffer, bytes: number, truncated: boolean, stopped: boolean }>}
+ */
+function readBody(req, keep, max) {
   return new Promise((resolve, reject) => {
-    const chunks = [];
+    let chunks = [];
     let bytes = 0;
-    req.on('data', (chunk) => {
+    const declared = Number(req.headers['content-length']);
+    const stop = (counted) => {
+      req.off('data', onData);
+      req.pause();
+      resolve({ buf: Buffer.alloc(0), bytes: counted, truncated: true, stopped: true });
+    };
+    const onData = (chunk) => {
       bytes += chunk.length;
-      if (bytes <= MAX_BODY_KEPT) chunks.push(chunk);
-    });
-    req.on('end', () => resolve({ buf: Buffer.concat(chunks), bytes, truncated: bytes > MAX_BODY_KEPT }));
+      if (bytes > max) return stop(bytes);
+      if (bytes <= keep) chunks.push(chunk);
+      else chunks = [];
+    };
+    if (declared > max) return stop(declared);
+    req.on('data', onData);
+    req.on('end', () => resolve({ buf: Buffer.concat(chunks), bytes, truncated: bytes > keep, stopped: false }));
     req.on('error', reject);
   });
+}
+
+/** Answers and closes the connection: what is left of a body too large to read is never read. */
+function sendAndClose(res, req, status, value) {
+  res.once('finish', () => req.destroy());
+  sendJson(res, req, status, value, { Connection: 'close' });
 }
 
 function parseJson(buf, truncated) {
@@ -362,12 +390,34 @@ function createState() {
     fault: { status: null, delay: null, poison: null },
     seen: new Set(),
     nextId: 1,
+    // Bytes held: the bodies of the records that keep their messages, and the accepted messages (see maxBytes).
+    sizes: new WeakMap(),
+    requestBytes: 0,
+    messageBytes: 0,
   };
+}
+
+/** Drops the oldest request records past `maxRequests` or `maxBytes`. */
+function trimRequests(state, opts) {
+  while (state.requests.length > 0 && (state.requests.length > opts.maxRequests || state.requestBytes > opts.maxBytes)) {
+    state.requestBytes -= state.sizes.get(state.requests.shift()) || 0;
+  }
+}
+
+/** Drops the oldest accepted messages past `maxMessages` or `maxBytes`. */
+function trimMessages(state, opts) {
+  let drop = 0;
+  while (drop < state.messages.length && (state.messages.length - drop > opts.maxMessages || state.messageBytes > opts.maxBytes)) {
+    state.messageBytes -= state.sizes.get(state.messages[drop]) || 0;
+    drop += 1;
+  }
+  if (drop) state.messages.splice(0, drop);
 }
 
 function resetState(state, { keepFaults = false } = {}) {
   state.requests.length = 0;
   state.messages.length = 0;
+  state.requestBytes = state.messageBytes = 0;
   Object.assign(state.stats, emptyStats());
   if (!keepFaults) state.fault.status = state.fault.delay = state.fault.poison = null;
   state.seen.clear();
@@ -433,6 +483,11 @@ function createHub() {
       res.on('close', () => clients.delete(res));
     },
     send(res, event, data) {
+      if (res.writableLength > MAX_STREAM_BUFFER) {
+        clients.delete(res);
+        res.destroy();
+        return;
+      }
       res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
     },
     broadcast(event, data) {
@@ -518,7 +573,7 @@ function createIngest(ctx) {
       retryOf: [],
     };
     state.requests.push(rec);
-    if (state.requests.length > opts.maxRequests) state.requests.shift();
+    trimRequests(state, opts);
     state.stats.requests += 1;
     state.stats.bytes += bytes;
     return rec;
@@ -542,7 +597,10 @@ function createIngest(ctx) {
     // Noted before anything can fail, so a later re-delivery is recognised as a retry.
     const messages = parsed.ok ? extractMessages(kind, parsed.value) : null;
     if (messages) noteMessages(rec, messages);
-    const auth = checkAuth(req, parsed.value, opts.writeKey);
+    const bodyLimit = kind === 'batch' ? BATCH_LIMIT : MESSAGE_LIMIT;
+    const overBody = body.bytes > bodyLimit;
+    // A body over the limit is not kept, so a write key in it is not read: only an Authorization header is checked.
+    const auth = overBody && !req.headers.authorization ? { ok: true, auth: 'none' } : checkAuth(req, parsed.value, opts.writeKey);
     rec.auth = auth.auth;
     const delay = consume(state.fault, 'delay');
     if (delay) {
@@ -557,8 +615,6 @@ function createIngest(ctx) {
       const headers = { ...(failure.retryAfter !== null ? { 'Retry-After': failure.retryAfter } : {}), ...(failure.headers || {}) };
       return { status: failure.code, error: `injected failure ${failure.code}`, headers };
     }
-    const bodyLimit = kind === 'batch' ? BATCH_LIMIT : MESSAGE_LIMIT;
-    const overBody = body.bytes > bodyLimit;
     if (!parsed.ok && !overBody) return malformed('body is not valid JSON');
     if (!auth.ok) {
       const error = auth.auth === 'none' ? 'missing write key' : 'invalid write key';
@@ -590,8 +646,14 @@ function createIngest(ctx) {
 
   async function accept(rec, messages) {
     const receivedAt = new Date().toISOString();
-    for (const m of messages) state.messages.push({ ...m, _requestId: rec.id, _receivedAt: receivedAt });
-    if (state.messages.length > opts.maxMessages) state.messages.splice(0, state.messages.length - opts.maxMessages);
+    for (const m of messages) {
+      const stored = { ...m, _requestId: rec.id, _receivedAt: receivedAt };
+      const size = jsonBytes(m);
+      state.sizes.set(stored, size);
+      state.messageBytes += size;
+      state.messages.push(stored);
+    }
+    trimMessages(state, opts);
     state.stats.messages += messages.length;
     await log.append(messages.map((message) => ({ receivedAt, requestId: rec.id, message })));
   }
@@ -603,21 +665,26 @@ function createIngest(ctx) {
     if (outcome.violation) state.stats.violations += 1;
   }
 
-  function logLine(rec) {
+  function logLine(rec, count) {
     if (opts.quiet) return;
     const flags = [rec.auth, rec.overLimit && `over ${rec.overLimit} limit`, rec.fault && `fault:${rec.fault}`,
       rec.retryOf.length && `retry of ${rec.retryOf.length}`, rec.error].filter(Boolean).join(', ');
-    console.log(`${new Date(rec.at).toISOString()} ${rec.method} ${rec.path} ${rec.status} ${rec.messages.length} msg ${rec.bytes} B (${flags})`);
+    console.log(`${new Date(rec.at).toISOString()} ${rec.method} ${rec.path} ${rec.status} ${count ?? '?'} msg ${rec.bytes} B (${flags})`);
   }
 
   return async function ingest(kind, req, res) {
     let gone = false;
     res.on('close', () => { if (!res.writableFinished) gone = true; });
-    const body = await readBody(req);
+    const limit = kind === 'batch' ? BATCH_LIMIT : MESSAGE_LIMIT;
+    const body = await readBody(req, limit, MAX_BODY_READ);
     const rec = record(req, body.bytes);
     ctx.changed();
     const parsed = parseJson(body.buf, body.truncated);
-    const outcome = await decide(kind, req, rec, body, parsed, () => gone);
+    const outcome = body.stopped
+      ? { ...overLimit(kind === 'batch' ? 'batch' : 'message', `body of ${body.bytes} bytes or more is over the ${MAX_BODY_READ}-byte read limit; not read further`), status: 413, error: `body over ${MAX_BODY_READ} bytes` }
+      : await decide(kind, req, rec, body, parsed, () => gone);
+    // An over-limit request keeps its messageIds, not its messages: nothing of it is processed.
+    if (outcome.overLimit) rec.messages = [];
     rec.status = outcome.status;
     rec.overLimit = outcome.overLimit || false;
     rec.error = outcome.error || null;
@@ -626,10 +693,16 @@ function createIngest(ctx) {
     rec.aborted = outcome.status === 0;
     if (outcome.accept) await accept(rec, outcome.accept);
     rec.durationMs = Date.now() - rec.at;
+    if (rec.messages.length && state.requests.includes(rec)) {
+      state.sizes.set(rec, body.bytes);
+      state.requestBytes += body.bytes;
+      trimRequests(state, opts);
+    }
     tally(rec, outcome);
-    logLine(rec);
+    logLine(rec, outcome.overLimit ? (rec.messageIds.length || null) : rec.messages.length);
     ctx.changed(rec);
     if (outcome.status === 0) return;
+    if (body.stopped) return sendAndClose(res, req, outcome.status, { error: outcome.error });
     if (outcome.status >= 400) sendJson(res, req, outcome.status, { error: outcome.error }, outcome.headers);
     else sendJson(res, req, outcome.status, { success: true });
   };
@@ -668,7 +741,8 @@ function createApi(ctx) {
   }
 
   async function postFault(req, res) {
-    const body = await readBody(req);
+    const body = await readBody(req, MAX_CONTROL_BODY, MAX_CONTROL_BODY);
+    if (body.stopped) return sendAndClose(res, req, 413, { error: `body over ${MAX_CONTROL_BODY} bytes` });
     const parsed = parseJson(body.buf.length ? body.buf : Buffer.from('{}'), body.truncated);
     try {
       if (!parsed.ok) throw new Error('body is not valid JSON');
@@ -681,7 +755,8 @@ function createApi(ctx) {
   }
 
   async function reset(req, res) {
-    await readBody(req);
+    const body = await readBody(req, 0, MAX_CONTROL_BODY);
+    if (body.stopped) return sendAndClose(res, req, 413, { error: `body over ${MAX_CONTROL_BODY} bytes` });
     resetState(state);
     hub.broadcast('reset', { stats: state.stats, fault: state.fault });
     sendJson(res, req, 200, { ok: true });
@@ -785,6 +860,8 @@ export function hostUrl(host, port) {
  * @param {boolean} [options.quiet=true] false logs one line per ingestion request to stdout.
  * @param {number} [options.maxRequests=10000] oldest request records are dropped past this.
  * @param {number} [options.maxMessages=100000] oldest accepted messages are dropped from memory past this.
+ * @param {number} [options.maxBytes=134217728] oldest request records, and oldest accepted messages, are dropped past
+ *   this many bytes of JSON held (each store counted on its own: 128 MB).
  * @param {string[]} [options.allowOrigins=[]] browser origins, besides the inspector's own, that may use the
  *   inspector and the control API (/_/*): CONTRACT section 6. Ingestion (/v1/*) answers any origin.
  * @returns {Promise<{ url: string, port: number, close(): Promise<void>, state: object, reset(): void, setFault(fault: object): object,
@@ -803,6 +880,7 @@ export async function startCollector({
   quiet = true,
   maxRequests = 10000,
   maxMessages = 100000,
+  maxBytes = 128 * 1024 * 1024,
   allowOrigins = [],
 } = {}) {
   const gate = createGate({ host, allowOrigins });
@@ -811,7 +889,7 @@ export async function startCollector({
   const waiters = new Set();
   const ctx = {
     state, hub, waiters, gate,
-    opts: { writeKey, logFile: logFile && path.resolve(logFile), quiet, maxRequests, maxMessages },
+    opts: { writeKey, logFile: logFile && path.resolve(logFile), quiet, maxRequests, maxMessages, maxBytes },
     log: createLog(logFile),
     sleeper: createSleeper(),
     closed: false,

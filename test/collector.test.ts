@@ -7,7 +7,7 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 // @ts-ignore: plain ESM without type declarations
-import { startCollector, MESSAGE_LIMIT, BATCH_LIMIT } from '../collector/server.mjs';
+import { startCollector, MESSAGE_LIMIT, BATCH_LIMIT, MAX_BODY_READ } from '../collector/server.mjs';
 // @ts-ignore: plain ESM without type declarations
 import { startStatic, injectSnippet } from '../collector/static.mjs';
 
@@ -173,7 +173,8 @@ describe('collector', () => {
     expect(res.status).toBe(200);
     const [rec] = await get('/_/requests');
     expect(rec).toMatchObject({ status: 200, overLimit: 'batch', bytes: Buffer.byteLength(body) });
-    expect(rec.messageIds).toHaveLength(17);
+    // Counted, not kept: the body past the limit was never held, so neither its messages nor their ids are.
+    expect(rec).toMatchObject({ messageIds: [], messages: [] });
     expect(await get('/_/messages')).toEqual([]);
   });
 
@@ -664,6 +665,92 @@ describe('collector trust (CONTRACT section 6): who may read and drive it', () =
       expect((await request(named.url + '/_/stats', { headers: { Host: `evil.example:${named.port}` } })).status).toBe(403);
     } finally {
       await named.close();
+    }
+  });
+});
+
+describe('collector limits', () => {
+  let collector: any;
+  beforeAll(async () => {
+    collector = await startCollector({ port: 0, writeKey: null });
+  });
+  afterAll(() => collector.close());
+  beforeEach(() => collector.reset());
+
+  /** Sends `size` bytes of body (chunked when `declare` is false) and resolves with the answer, whatever the socket does after. */
+  function flood(p: string, size: number, declare: boolean) {
+    return new Promise<{ status: number; body: string; closed: boolean }>((resolve, reject) => {
+      const headers: Record<string, string> = { 'Content-Type': 'application/json', ...(declare && { 'Content-Length': String(size) }) };
+      const req = http.request(collector.url + p, { method: 'POST', headers, timeout: 20000 });
+      req.on('response', (res) => {
+        let body = '';
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode!, body, closed: res.headers.connection === 'close' }));
+      });
+      req.on('timeout', () => req.destroy(new Error('timed out')));
+      req.on('error', (e) => (req.destroyed && !req.writableEnded ? undefined : reject(e)));
+      const chunk = Buffer.alloc(64 * 1024, 0x20);
+      let sent = 0;
+      const pump = () => {
+        while (sent < size) {
+          const part = chunk.subarray(0, Math.min(chunk.length, size - sent));
+          sent += part.length;
+          if (!req.write(part)) return void req.once('drain', pump);
+        }
+        req.end();
+      };
+      pump();
+    });
+  }
+
+  it('stops reading a body past MAX_BODY_READ: 413, the connection closed, nothing kept', async () => {
+    expect(MAX_BODY_READ).toBeLessThan(8 * 1024 * 1024);
+    for (const declare of [true, false]) {
+      const res = await flood('/v1/batch', MAX_BODY_READ * 4, declare);
+      expect(res.status).toBe(413);
+      expect(res.closed).toBe(true);
+    }
+    const records = collector.state.requests;
+    expect(records.map((r: any) => [r.status, r.overLimit, r.violation?.kind, r.messages.length])).toEqual([[413, 'batch', 'over-limit', 0], [413, 'batch', 'over-limit', 0]]);
+    // The control API takes small bodies only.
+    expect((await flood('/_/fault', 1024 * 1024, true)).status).toBe(413);
+    // It still answers afterwards.
+    expect((await request(collector.url + '/_/stats')).json()).toMatchObject({ overLimit: 2 });
+  });
+
+  it('reads an over-limit body under MAX_BODY_READ to its end and answers 200 overLimit, as the service does', async () => {
+    const res = await flood('/v1/batch', BATCH_LIMIT * 2, true);
+    expect(res).toMatchObject({ status: 200, closed: false });
+    expect(collector.state.requests[0]).toMatchObject({ overLimit: 'batch', bytes: BATCH_LIMIT * 2, messages: [] });
+  });
+
+  it('keeps the ids, not the messages, of a request with an over-limit message', async () => {
+    const small = msg();
+    const big = messageOfSize(MESSAGE_LIMIT + 1);
+    expect((await request(collector.url + '/v1/batch', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: batchBody([small, big]) })).status).toBe(200);
+    expect(collector.state.requests[0]).toMatchObject({ overLimit: 'message', messageIds: [small.messageId, big.messageId], messages: [] });
+  });
+
+  it('holds at most maxBytes of request records and of accepted messages, dropping the oldest', async () => {
+    const c = await startCollector({ port: 0, writeKey: null, maxBytes: 100_000 });
+    try {
+      const sent: string[] = [];
+      for (let i = 0; i < 10; i += 1) {
+        const batch = [messageOfSize(20000), messageOfSize(20000)];
+        sent.push(...batch.map((m) => m.messageId));
+        const res = await request(c.url + '/v1/batch', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: batchBody(batch) });
+        expect(res.status).toBe(200);
+      }
+      expect(c.state.stats.messages).toBe(20);
+      // 400 KB received; 100 KB held of each: the newest.
+      expect(c.state.messages.length).toBeLessThanOrEqual(5);
+      expect(c.state.messages.length).toBeGreaterThanOrEqual(4);
+      expect(c.state.messages.map((m: any) => m.messageId)).toEqual(sent.slice(-c.state.messages.length));
+      const held = c.state.requests.reduce((n: number, r: any) => n + r.bytes, 0);
+      expect(held).toBeLessThanOrEqual(100_000);
+      expect(c.state.requests.at(-1).messageIds).toEqual(sent.slice(-2));
+    } finally {
+      await c.close();
     }
   });
 });
