@@ -860,8 +860,8 @@ describe('cli', () => {
   beforeEach(() => { cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-cli-')); });
   afterEach(() => fs.rmSync(cwd, { recursive: true, force: true }));
 
-  it('starts a collector, logs to .collector/events.jsonl and stops on SIGINT', async () => {
-    const { child, result } = runCli(['collector', '--port', '0', '--quiet'], /Ctrl-C/, cwd);
+  it('starts a collector, logs to the --log file and stops on SIGINT', async () => {
+    const { child, result } = runCli(['collector', '--port', '0', '--quiet', '--log', path.join('.collector', 'events.jsonl')], /Ctrl-C/, cwd);
     const { out } = await result;
     const url = /Collector: (http:\/\/127\.0\.0\.1:\d+)/.exec(out)![1];
     const res = await request(url + '/v1/batch', { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: basic('dev-write-key') }, body: batchBody([msg()]) });
