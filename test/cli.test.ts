@@ -202,4 +202,16 @@ describe('svc-analytics CLI', () => {
       }
     });
   });
+
+  it('the demo takes ?api= only as an http(s) URL on this machine or its own origin (security review L12)', async () => {
+    const { demo, inspector } = await startCli(['start', '--port', '0', '--site-port', '0']);
+    const html = await (await fetch(demo + '/')).text();
+    const api = (search: string) => demoLoad(html, search).options.apiHost;
+    for (const ok of ['http://127.0.0.1:1', 'http://localhost:9', 'https://localhost:9/ingest', 'http://[::1]:8787']) expect(api('?api=' + encodeURIComponent(ok)), ok).toBe(ok);
+    // The shop's own origin (the page is at http://127.0.0.1/ here): a first-party path.
+    expect(api('?api=/ingest')).toBe('http://127.0.0.1/ingest');
+    for (const bad of ['javascript:alert(document.domain)', 'JavaScript:alert(1)//http://127.0.0.1', 'data:text/html,x', 'https://collector.evil.example', 'http://127.0.0.1.evil.example', 'http://localhost@evil.example', 'http://u:p@127.0.0.1:1', '//evil.example', '/\\evil.example', 'file:///etc/passwd']) {
+      expect(api('?api=' + encodeURIComponent(bad)), bad).toBe(inspector);
+    }
+  });
 });
