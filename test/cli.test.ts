@@ -161,7 +161,7 @@ describe('svc-analytics CLI', () => {
       } finally {
         fs.rmSync(cwd, { recursive: true, force: true });
       }
-    });
+    }, 30_000);
 
     it('--host on anything but loopback prints a warning; loopback prints none', async () => {
       /** What the CLI printed on stderr by the time it is listening. */
@@ -184,7 +184,7 @@ describe('svc-analytics CLI', () => {
         );
       }
       for (const host of ['127.0.0.1', 'localhost', '::1']) expect(await stderrOf(['collector', '--port', '0', '--host', host]), host).toBe('');
-    });
+    }, 40_000);
 
     it('start: the demo\'s origin may read the control API, another origin may not, unless --allow-origin names it', async () => {
       const { demo, inspector } = await startCli(['start', '--port', '0', '--site-port', '0', '--allow-origin', 'http://localhost:5173,https://app.test']);
