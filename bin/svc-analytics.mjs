@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { startCollector } from '../collector/server.mjs';
+import { startCollector, normalizeOrigin, LOOPBACK_NAMES } from '../collector/server.mjs';
 import { startStatic } from '../collector/static.mjs';
 
 // Everything is found relative to this file, so `npx svc-analytics start` works from an installed package too.
@@ -17,23 +17,32 @@ const DEFAULT_KEY = 'dev-write-key';
 const HELP = `svc-analytics: local tools for the svc-analytics browser library
 
 Usage:
-  svc-analytics collector [--port 8787] [--host 127.0.0.1] [--write-key KEY | --any-key] [--log FILE | --no-log]
-      A local Data Pipelines API: POST /v1/batch and /v1/{identify,track,page,screen,group,alias}.
-      Open its URL for the live inspector. Accepted messages are appended to FILE as JSON lines
-      (default .collector/events.jsonl in the current directory).
+  svc-analytics collector [--port 8787] [--host 127.0.0.1] [--write-key KEY | --any-key] [--log FILE]
+                          [--allow-origin ORIGIN ...]
+      A local Data Pipelines API: POST /v1/batch and /v1/{identify,track,page,screen,group,alias}, for
+      pages of any origin. Open its URL for the live inspector. With --log, accepted messages are
+      appended to FILE as JSON lines; without it, they are kept in memory only.
 
-  svc-analytics start [--port 8787] [--site-port 8080] [--host 127.0.0.1] [--write-key KEY] [--log FILE | --no-log]
+  svc-analytics start [--port 8787] [--site-port 8080] [--host 127.0.0.1] [--write-key KEY] [--log FILE]
+                      [--allow-origin ORIGIN ...]
       The collector plus the demo shop (the package's demo/, with its dist/ at /dist/), which sends its
       events to this collector, whatever its port.
+
+  The inspector and the control API (/_/*: the captured messages, faults, reset) answer only the
+  inspector's own page, the demo's, and the origins named with --allow-origin, at 127.0.0.1,
+  localhost or [::1]; other websites cannot read or drive them.
 
 Options:
   --port N        collector port (default 8787; 0 picks a free one)
   --site-port N   demo site port (default 8080)
-  --host H        interface to listen on (default 127.0.0.1)
+  --host H        interface to listen on (default 127.0.0.1; any other address is reachable from
+                  other machines, and a warning says so)
   --write-key K   write key the collector requires (default ${DEFAULT_KEY})
   --any-key       accept any write key, or none
-  --log FILE      JSON-lines file of accepted messages
-  --no-log        do not write a log file
+  --allow-origin O  a browser origin (http://localhost:3000) that may also read the captured messages
+                  and drive the control API; repeat it for more
+  --log FILE      append accepted messages (names, emails, URLs...) to FILE as JSON lines
+  --no-log        write no log file (the default)
   --verbose       print one line per request (default for these commands)
   --quiet         do not print a line per request
   -h, --help      this help
@@ -47,6 +56,7 @@ const OPTIONS = {
   'write-key': { type: 'string' },
   'any-key': { type: 'boolean' },
   log: { type: 'string' },
+  'allow-origin': { type: 'string', multiple: true },
   'no-log': { type: 'boolean' },
   quiet: { type: 'boolean' },
   verbose: { type: 'boolean' },
@@ -104,17 +114,40 @@ function checkLogFile(file) {
 function collectorOptions(values) {
   if (values['any-key'] && values['write-key'] !== undefined) fail('use either --write-key or --any-key, not both', 2);
   if (values['no-log'] && values.log !== undefined) usage('use either --log or --no-log, not both');
-  const logFile = values['no-log'] ? null : path.resolve(values.log ?? path.join('.collector', 'events.jsonl'));
+  // Only when asked: the log holds what visitors typed (names, emails) and is easy to commit by mistake.
+  const logFile = values.log === undefined ? null : path.resolve(values.log);
   const port = parsePort(values.port, 8787, '--port');
   const host = parseHost(values.host);
+  const allowOrigins = (values['allow-origin'] || []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean).map((v) => {
+    try {
+      return normalizeOrigin(v);
+    } catch {
+      return usage(`--allow-origin must be an origin such as http://localhost:3000, got "${v}"`);
+    }
+  });
   if (logFile) checkLogFile(logFile);
   return {
     port,
     host,
     writeKey: values['any-key'] ? null : values['write-key'] ?? DEFAULT_KEY,
     logFile,
+    allowOrigins,
     quiet: Boolean(values.quiet) && !values.verbose,
   };
+}
+
+const isLoopback = (host) => LOOPBACK_NAMES.includes(host.includes(':') ? `[${host}]` : host) || /^127\./.test(host);
+
+/** A URL to open on this machine: a wildcard address (every interface) as 127.0.0.1, a name the inspector answers. */
+const local = (url) => url.replace(/^http:\/\/(0\.0\.0\.0|\[::\])(?=:)/, 'http://127.0.0.1');
+
+/** Listening on anything but loopback puts the collector (and the demo) on the network: say so, on stderr. */
+function warnIfExposed(host) {
+  if (isLoopback(host)) return;
+  const where = ['0.0.0.0', '::'].includes(host) ? 'every network interface' : host;
+  console.warn(`Warning: listening on ${where}, not loopback: other machines on the network can send events to this collector` +
+    ' and, with a Host header of their choosing, read what it captured (traits, emails, URLs) and reset it.' +
+    ' Use --host 127.0.0.1 unless you mean that.');
 }
 
 /** Starts a server, turning a busy port, a host that is not this machine's, or any other failure into one line. */
@@ -150,9 +183,10 @@ function describeKey(writeKey) {
 async function runCollector(values) {
   const opts = collectorOptions(values);
   const collector = await startOrExplain('collector', opts.port, opts.host, () => startCollector(opts));
+  warnIfExposed(opts.host);
   // (before the lines are printed: whoever reads them may signal at once)
   closeOnSignal([collector]);
-  console.log(`Collector: ${collector.url}/  (inspector; POST ${collector.url}/v1/batch)`);
+  console.log(`Collector: ${local(collector.url)}/  (inspector; POST ${local(collector.url)}/v1/batch)`);
   console.log(`Write key: ${describeKey(opts.writeKey)}`);
   if (opts.logFile) console.log(`Log:       ${opts.logFile}`);
   console.log('Press Ctrl-C to stop.');
@@ -217,10 +251,15 @@ async function runStart(values) {
   } finally {
     if (!site) await collector.close();
   }
+  warnIfExposed(opts.host);
+  // The demo's pages may use the inspector and the control API, at whichever name of this machine they are opened.
+  const wildcard = ['0.0.0.0', '::'].includes(opts.host);
+  const siteHosts = [...(isLoopback(opts.host) || wildcard ? LOOPBACK_NAMES : []), ...(wildcard ? [] : [new URL(site.url).hostname])];
+  for (const name of new Set(siteHosts)) collector.allowOrigin(`http://${name}:${site.port}`);
   // (before the lines are printed: whoever reads them may signal at once)
   closeOnSignal([site, collector], snippet.remove);
-  console.log(`Demo:      ${site.url}/`);
-  console.log(`Inspector: ${collector.url}/`);
+  console.log(`Demo:      ${local(site.url)}/`);
+  console.log(`Inspector: ${local(collector.url)}/`);
   console.log(`Write key: ${describeKey(opts.writeKey)}`);
   if (opts.logFile) console.log(`Log:       ${opts.logFile}`);
   console.log('Press Ctrl-C to stop.');

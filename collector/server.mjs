@@ -19,8 +19,20 @@
 //        booleans, object context/properties/traits, track event, group groupId, objectTypeId);
 //     9. otherwise 200 {"success": true} and every message is accepted.
 //   Over-limit, auth and malformed outcomes are violations (see /_/violations). Faults and poison are not.
+//   CORS for any origin (a private-network preflight included), as the real API answers. Bodies past the limit are
+//   read to their end without being kept (their messages are not kept either: the record keeps the ids it could
+//   read); past MAX_BODY_READ (4 MiB) the collector stops reading, answers 413 and closes the connection. The
+//   records and accepted messages held are bounded by count (maxRequests, maxMessages) and bytes (maxBytes).
 //
-// Test API (JSON, CORS open, no auth; answered at once except /_/messages?min=N and /_/stream)
+// Who may use the inspector and the test API (CONTRACT section 6): the inspector's own origin, and the origins
+//   given as allowOrigins (the CLI's demo and --allow-origin), with CORS for those; other origins are refused
+//   (403, no CORS headers), their preflights (private-network ones included) too. Requests whose Host is not
+//   127.0.0.1, localhost or [::1] (or the host the collector listens on) are refused: DNS rebinding. A browser's
+//   POST must be Content-Type: application/json (415 otherwise), so none is a CORS-simple request; a browser request
+//   from another site without an allowed Origin is refused, except a navigation (a link to the inspector). Node,
+//   curl and scripts send neither Origin nor Sec-Fetch-Site and are answered as before.
+//
+// Test API (JSON, no auth; answered at once except /_/messages?min=N and /_/stream)
 //   GET  /_/messages    Accepted messages in arrival order, each with `_requestId` and `_receivedAt`.
 //                       Filters, exact string match on the message's field: type, event, name, userId,
 //                       anonymousId, messageId, groupId. `min=N` waits until at least N messages match
@@ -65,9 +77,13 @@ export const BATCH_LIMIT = 500000;
 /** The single-message endpoints, `POST /v1/<type>`. */
 export const MESSAGE_TYPES = ['identify', 'track', 'page', 'screen', 'group', 'alias'];
 
-// Bodies past the batch limit are answered 200 and dropped anyway; keeping more than this in memory
-// would only let a runaway client exhaust the collector.
-const MAX_BODY_KEPT = 8 * 1024 * 1024;
+// Bodies past an endpoint's limit are answered 200 and dropped, as the service does: read to their end without being
+// kept, up to this; past it, the collector stops reading, answers 413 and closes the connection.
+export const MAX_BODY_READ = 4 * 1024 * 1024;
+// Bodies of the control API (faults, reset) are small.
+const MAX_CONTROL_BODY = 64 * 1024;
+// An inspector that does not read its stream is dropped past this much unsent (it reconnects and gets a snapshot).
+const MAX_STREAM_BUFFER = 32 * 1024 * 1024;
 const MAX_DELAY_MS = 120000;
 const MAX_WAIT_MS = 30000;
 const SNAPSHOT_REQUESTS = 300;
@@ -76,8 +92,8 @@ const HEARTBEAT_MS = 15000;
 const INSPECTOR_FILE = fileURLToPath(new URL('./inspector.html', import.meta.url));
 
 /**
- * CORS headers for any browser origin; also sent on errors and injected faults so that page code
- * can read the status and Retry-After.
+ * CORS headers of the ingestion endpoints (/v1/*), for any browser origin, as the real API answers: also sent on
+ * errors and injected faults so that page code can read the status and Retry-After.
  * @param {http.IncomingMessage} req
  * @returns {Record<string, string>}
  */
@@ -91,10 +107,93 @@ export function corsHeaders(req) {
     'Access-Control-Max-Age': '600',
   };
   if (origin) headers.Vary = 'Origin';
-  // Chrome's Private Network Access asks before a public page may call 127.0.0.1.
+  // Chrome's Private Network Access asks before a public page may call 127.0.0.1: a site under test may be a
+  // public one (a staging host) whose events the kit sends here. Ingestion only; never the control API.
   if (req.headers['access-control-request-private-network'] === 'true') {
     headers['Access-Control-Allow-Private-Network'] = 'true';
   }
+  return headers;
+}
+
+/** The host names the inspector and the control API answer to (DNS rebinding: a page's own name pointed here). */
+export const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'];
+const WILDCARD_HOSTS = ['0.0.0.0', '::', '[::]'];
+
+/**
+ * `scheme://host[:port]` of an http(s) origin, as browsers send it in `Origin`; throws for anything else.
+ * @param {string} value
+ */
+export function normalizeOrigin(value) {
+  let url;
+  try {
+    url = new URL(String(value));
+  } catch {
+    throw new Error(`not an origin: "${value}" (an origin is http(s)://host[:port], such as http://localhost:3000)`);
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password || url.pathname !== '/' || url.search || url.hash) {
+    throw new Error(`not an origin: "${value}" (an origin is http(s)://host[:port], with no path, such as http://localhost:3000)`);
+  }
+  return url.origin;
+}
+
+/** The host name of a Host header (lowercase, IPv6 bracketed), or null when it is not one. */
+function hostName(header) {
+  if (typeof header !== 'string' || !header || /[\s/?#@\\]/.test(header)) return null;
+  try {
+    return new URL(`http://${header}`).hostname;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Who may use the inspector (/) and the control API (/_/*): CONTRACT section 6. A request passes when its Host is a
+ * loopback name (or the host the collector was started on), and, from a browser, when it comes from the inspector's
+ * own origin or an allowed one (`allowOrigins`: the demo's, `--allow-origin`). Node and curl send neither Origin nor
+ * Sec-Fetch-Site, so tests and scripts on this machine keep working.
+ */
+function createGate({ host, allowOrigins }) {
+  const names = new Set(LOOPBACK_NAMES);
+  if (host && !WILDCARD_HOSTS.includes(host)) names.add(hostName(host.includes(':') ? `[${host}]` : host));
+  const allowed = new Set((allowOrigins || []).map(normalizeOrigin));
+  const refuse = (error) => ({ ok: false, error });
+  return {
+    allowed,
+    /** @returns {{ ok: true, origin: string | null } | { ok: false, error: string }} origin: the allowed other origin, for CORS. */
+    check(req) {
+      const name = hostName(req.headers.host);
+      if (!name || !names.has(name)) {
+        return refuse(`Host "${req.headers.host ?? ''}" is not a loopback name: the inspector and the control API answer only at ${[...names].join(', ')}`);
+      }
+      const origin = req.headers.origin;
+      if (origin !== undefined) {
+        if (origin === new URL(`http://${req.headers.host}`).origin) return { ok: true, origin: null };
+        if (allowed.has(origin)) return { ok: true, origin };
+        return refuse(`origin ${origin} may not use the collector's inspector or control API (start it with --allow-origin ${origin} to let it)`);
+      }
+      // A browser request without an Origin: a navigation, or a no-cors load (an <img>, a <script>). Navigations may
+      // come from anywhere (the demo's link to the inspector, a bookmark); a cross-site no-cors load may not.
+      const site = req.headers['sec-fetch-site'];
+      if (site && site !== 'same-origin' && site !== 'none') {
+        const navigation = req.headers['sec-fetch-mode'] === 'navigate' && (req.method === 'GET' || req.method === 'HEAD');
+        if (!navigation) return refuse(`a ${site} request without an allowed Origin may not use the collector's control API`);
+      }
+      return { ok: true, origin: null };
+    },
+  };
+}
+
+/** CORS headers of the control API for an allowed other origin (none for the inspector's own). */
+function controlCors(req, origin) {
+  if (!origin) return { Vary: 'Origin' };
+  const headers = {
+    'Access-Control-Allow-Origin': origin,
+    'Access-Control-Allow-Methods': 'GET, POST, OPTIONS',
+    'Access-Control-Allow-Headers': 'Content-Type',
+    'Access-Control-Max-Age': '600',
+    Vary: 'Origin',
+  };
+  if (req.headers['access-control-request-private-network'] === 'true') headers['Access-Control-Allow-Private-Network'] = 'true';
   return headers;
 }
 
@@ -102,7 +201,7 @@ function send(res, req, status, body, contentType, extra = {}) {
   if (res.writableEnded || res.destroyed) return;
   const buf = Buffer.from(body);
   res.writeHead(status, {
-    ...corsHeaders(req),
+    ...res.svcCors,
     'Content-Type': contentType,
     'Content-Length': String(buf.length),
     'Cache-Control': 'no-store',
@@ -115,17 +214,38 @@ function sendJson(res, req, status, value, extra) {
   send(res, req, status, JSON.stringify(value), 'application/json; charset=utf-8', extra);
 }
 
-function readBody(req) {
+/**
+ * Reads a request body, keeping at most `keep` bytes: past that the body is counted, not kept (`truncated`). Past `max`
+ * bytes (or a Content-Length saying so) it stops reading (`stopped`): the caller answers and closes the connection.
+ * @returns {Promise<{ buf: Buffer, bytes: number, truncated: boolean, stopped: boolean }>}
+ */
+function readBody(req, keep, max) {
   return new Promise((resolve, reject) => {
-    const chunks = [];
+    let chunks = [];
     let bytes = 0;
-    req.on('data', (chunk) => {
+    const declared = Number(req.headers['content-length']);
+    const stop = (counted) => {
+      req.off('data', onData);
+      req.pause();
+      resolve({ buf: Buffer.alloc(0), bytes: counted, truncated: true, stopped: true });
+    };
+    const onData = (chunk) => {
       bytes += chunk.length;
-      if (bytes <= MAX_BODY_KEPT) chunks.push(chunk);
-    });
-    req.on('end', () => resolve({ buf: Buffer.concat(chunks), bytes, truncated: bytes > MAX_BODY_KEPT }));
+      if (bytes > max) return stop(bytes);
+      if (bytes <= keep) chunks.push(chunk);
+      else chunks = [];
+    };
+    if (declared > max) return stop(declared);
+    req.on('data', onData);
+    req.on('end', () => resolve({ buf: Buffer.concat(chunks), bytes, truncated: bytes > keep, stopped: false }));
     req.on('error', reject);
   });
+}
+
+/** Answers and closes the connection: what is left of a body too large to read is never read. */
+function sendAndClose(res, req, status, value) {
+  res.once('finish', () => req.destroy());
+  sendJson(res, req, status, value, { Connection: 'close' });
 }
 
 function parseJson(buf, truncated) {
@@ -270,12 +390,34 @@ function createState() {
     fault: { status: null, delay: null, poison: null },
     seen: new Set(),
     nextId: 1,
+    // Bytes held: the bodies of the records that keep their messages, and the accepted messages (see maxBytes).
+    sizes: new WeakMap(),
+    requestBytes: 0,
+    messageBytes: 0,
   };
+}
+
+/** Drops the oldest request records past `maxRequests` or `maxBytes`. */
+function trimRequests(state, opts) {
+  while (state.requests.length > 0 && (state.requests.length > opts.maxRequests || state.requestBytes > opts.maxBytes)) {
+    state.requestBytes -= state.sizes.get(state.requests.shift()) || 0;
+  }
+}
+
+/** Drops the oldest accepted messages past `maxMessages` or `maxBytes`. */
+function trimMessages(state, opts) {
+  let drop = 0;
+  while (drop < state.messages.length && (state.messages.length - drop > opts.maxMessages || state.messageBytes > opts.maxBytes)) {
+    state.messageBytes -= state.sizes.get(state.messages[drop]) || 0;
+    drop += 1;
+  }
+  if (drop) state.messages.splice(0, drop);
 }
 
 function resetState(state, { keepFaults = false } = {}) {
   state.requests.length = 0;
   state.messages.length = 0;
+  state.requestBytes = state.messageBytes = 0;
   Object.assign(state.stats, emptyStats());
   if (!keepFaults) state.fault.status = state.fault.delay = state.fault.poison = null;
   state.seen.clear();
@@ -341,6 +483,11 @@ function createHub() {
       res.on('close', () => clients.delete(res));
     },
     send(res, event, data) {
+      if (res.writableLength > MAX_STREAM_BUFFER) {
+        clients.delete(res);
+        res.destroy();
+        return;
+      }
       res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
     },
     broadcast(event, data) {
@@ -426,7 +573,7 @@ function createIngest(ctx) {
       retryOf: [],
     };
     state.requests.push(rec);
-    if (state.requests.length > opts.maxRequests) state.requests.shift();
+    trimRequests(state, opts);
     state.stats.requests += 1;
     state.stats.bytes += bytes;
     return rec;
@@ -450,7 +597,10 @@ function createIngest(ctx) {
     // Noted before anything can fail, so a later re-delivery is recognised as a retry.
     const messages = parsed.ok ? extractMessages(kind, parsed.value) : null;
     if (messages) noteMessages(rec, messages);
-    const auth = checkAuth(req, parsed.value, opts.writeKey);
+    const bodyLimit = kind === 'batch' ? BATCH_LIMIT : MESSAGE_LIMIT;
+    const overBody = body.bytes > bodyLimit;
+    // A body over the limit is not kept, so a write key in it is not read: only an Authorization header is checked.
+    const auth = overBody && !req.headers.authorization ? { ok: true, auth: 'none' } : checkAuth(req, parsed.value, opts.writeKey);
     rec.auth = auth.auth;
     const delay = consume(state.fault, 'delay');
     if (delay) {
@@ -465,8 +615,6 @@ function createIngest(ctx) {
       const headers = { ...(failure.retryAfter !== null ? { 'Retry-After': failure.retryAfter } : {}), ...(failure.headers || {}) };
       return { status: failure.code, error: `injected failure ${failure.code}`, headers };
     }
-    const bodyLimit = kind === 'batch' ? BATCH_LIMIT : MESSAGE_LIMIT;
-    const overBody = body.bytes > bodyLimit;
     if (!parsed.ok && !overBody) return malformed('body is not valid JSON');
     if (!auth.ok) {
       const error = auth.auth === 'none' ? 'missing write key' : 'invalid write key';
@@ -498,8 +646,14 @@ function createIngest(ctx) {
 
   async function accept(rec, messages) {
     const receivedAt = new Date().toISOString();
-    for (const m of messages) state.messages.push({ ...m, _requestId: rec.id, _receivedAt: receivedAt });
-    if (state.messages.length > opts.maxMessages) state.messages.splice(0, state.messages.length - opts.maxMessages);
+    for (const m of messages) {
+      const stored = { ...m, _requestId: rec.id, _receivedAt: receivedAt };
+      const size = jsonBytes(m);
+      state.sizes.set(stored, size);
+      state.messageBytes += size;
+      state.messages.push(stored);
+    }
+    trimMessages(state, opts);
     state.stats.messages += messages.length;
     await log.append(messages.map((message) => ({ receivedAt, requestId: rec.id, message })));
   }
@@ -511,21 +665,26 @@ function createIngest(ctx) {
     if (outcome.violation) state.stats.violations += 1;
   }
 
-  function logLine(rec) {
+  function logLine(rec, count) {
     if (opts.quiet) return;
     const flags = [rec.auth, rec.overLimit && `over ${rec.overLimit} limit`, rec.fault && `fault:${rec.fault}`,
       rec.retryOf.length && `retry of ${rec.retryOf.length}`, rec.error].filter(Boolean).join(', ');
-    console.log(`${new Date(rec.at).toISOString()} ${rec.method} ${rec.path} ${rec.status} ${rec.messages.length} msg ${rec.bytes} B (${flags})`);
+    console.log(`${new Date(rec.at).toISOString()} ${rec.method} ${rec.path} ${rec.status} ${count ?? '?'} msg ${rec.bytes} B (${flags})`);
   }
 
   return async function ingest(kind, req, res) {
     let gone = false;
     res.on('close', () => { if (!res.writableFinished) gone = true; });
-    const body = await readBody(req);
+    const limit = kind === 'batch' ? BATCH_LIMIT : MESSAGE_LIMIT;
+    const body = await readBody(req, limit, MAX_BODY_READ);
     const rec = record(req, body.bytes);
     ctx.changed();
     const parsed = parseJson(body.buf, body.truncated);
-    const outcome = await decide(kind, req, rec, body, parsed, () => gone);
+    const outcome = body.stopped
+      ? { ...overLimit(kind === 'batch' ? 'batch' : 'message', `body of ${body.bytes} bytes or more is over the ${MAX_BODY_READ}-byte read limit; not read further`), status: 413, error: `body over ${MAX_BODY_READ} bytes` }
+      : await decide(kind, req, rec, body, parsed, () => gone);
+    // An over-limit request keeps its messageIds, not its messages: nothing of it is processed.
+    if (outcome.overLimit) rec.messages = [];
     rec.status = outcome.status;
     rec.overLimit = outcome.overLimit || false;
     rec.error = outcome.error || null;
@@ -534,10 +693,16 @@ function createIngest(ctx) {
     rec.aborted = outcome.status === 0;
     if (outcome.accept) await accept(rec, outcome.accept);
     rec.durationMs = Date.now() - rec.at;
+    if (rec.messages.length && state.requests.includes(rec)) {
+      state.sizes.set(rec, body.bytes);
+      state.requestBytes += body.bytes;
+      trimRequests(state, opts);
+    }
     tally(rec, outcome);
-    logLine(rec);
+    logLine(rec, outcome.overLimit ? (rec.messageIds.length || null) : rec.messages.length);
     ctx.changed(rec);
     if (outcome.status === 0) return;
+    if (body.stopped) return sendAndClose(res, req, outcome.status, { error: outcome.error });
     if (outcome.status >= 400) sendJson(res, req, outcome.status, { error: outcome.error }, outcome.headers);
     else sendJson(res, req, outcome.status, { success: true });
   };
@@ -565,7 +730,7 @@ function createApi(ctx) {
   }
 
   function stream(req, res) {
-    res.writeHead(200, { ...corsHeaders(req), 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store', Connection: 'keep-alive' });
+    res.writeHead(200, { ...res.svcCors, 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store', Connection: 'keep-alive' });
     res.write('retry: 2000\n\n');
     hub.add(res);
     hub.send(res, 'snapshot', { requests: state.requests.slice(-SNAPSHOT_REQUESTS), stats: state.stats, fault: state.fault, info: info() });
@@ -576,7 +741,8 @@ function createApi(ctx) {
   }
 
   async function postFault(req, res) {
-    const body = await readBody(req);
+    const body = await readBody(req, MAX_CONTROL_BODY, MAX_CONTROL_BODY);
+    if (body.stopped) return sendAndClose(res, req, 413, { error: `body over ${MAX_CONTROL_BODY} bytes` });
     const parsed = parseJson(body.buf.length ? body.buf : Buffer.from('{}'), body.truncated);
     try {
       if (!parsed.ok) throw new Error('body is not valid JSON');
@@ -589,7 +755,8 @@ function createApi(ctx) {
   }
 
   async function reset(req, res) {
-    await readBody(req);
+    const body = await readBody(req, 0, MAX_CONTROL_BODY);
+    if (body.stopped) return sendAndClose(res, req, 413, { error: `body over ${MAX_CONTROL_BODY} bytes` });
     resetState(state);
     hub.broadcast('reset', { stats: state.stats, fault: state.fault });
     sendJson(res, req, 200, { ok: true });
@@ -614,7 +781,11 @@ function createApi(ctx) {
 
 async function serveInspector(req, res) {
   try {
-    send(res, req, 200, await fs.promises.readFile(INSPECTOR_FILE), 'text/html; charset=utf-8');
+    // Not in another site's frame (its buttons reset the collector and inject faults).
+    send(res, req, 200, await fs.promises.readFile(INSPECTOR_FILE), 'text/html; charset=utf-8', {
+      'Content-Security-Policy': "frame-ancestors 'self'",
+      'X-Frame-Options': 'SAMEORIGIN',
+    });
   } catch {
     send(res, req, 500, 'inspector.html is missing', 'text/plain; charset=utf-8');
   }
@@ -623,22 +794,42 @@ async function serveInspector(req, res) {
 function createHandler(ctx) {
   const ingest = createIngest(ctx);
   const api = createApi(ctx);
+  const { gate } = ctx;
   return async (req, res) => {
     const url = new URL(req.url, 'http://collector');
     const route = url.pathname.replace(/\/+$/, '') || '/';
-    if (req.method === 'OPTIONS') {
-      res.writeHead(204, { ...corsHeaders(req), 'Content-Length': '0' });
-      return res.end();
-    }
     const single = /^\/v1\/([a-z]+)$/.exec(route);
     const kind = single && (single[1] === 'batch' || MESSAGE_TYPES.includes(single[1])) ? single[1] : null;
+    // Ingestion answers any origin, as the real API does.
     if (kind) {
+      res.svcCors = corsHeaders(req);
+      if (req.method === 'OPTIONS') {
+        res.writeHead(204, { ...res.svcCors, 'Content-Length': '0' });
+        return res.end();
+      }
       if (req.method !== 'POST') return sendJson(res, req, 405, { error: 'use POST' }, { Allow: 'POST, OPTIONS' });
       return ingest(kind, req, res);
     }
+    if (route === '/favicon.ico') return send(res, req, 204, '', 'image/x-icon');
+    // Everything else (the inspector, the control API, unknown paths): the inspector's own origin, the allowed ones.
+    const trust = gate.check(req);
+    if (!trust.ok) {
+      res.svcCors = { Vary: 'Origin' };
+      return sendJson(res, req, 403, { error: trust.error });
+    }
+    res.svcCors = controlCors(req, trust.origin);
+    if (req.method === 'OPTIONS') {
+      res.writeHead(204, { ...res.svcCors, 'Content-Length': '0' });
+      return res.end();
+    }
+    // A browser's POST must be JSON: with any other type (text/plain, a form, no body) it would be a CORS-simple
+    // request, sent without asking first.
+    if (req.method === 'POST' && (req.headers.origin !== undefined || req.headers['sec-fetch-site'] !== undefined)
+      && !/^application\/json\s*(;|$)/i.test(req.headers['content-type'] || '')) {
+      return sendJson(res, req, 415, { error: 'the control API takes POSTs from a browser only as Content-Type: application/json' });
+    }
     if (route.startsWith('/_/')) return api(route, req, res, url);
     if (route === '/' && (req.method === 'GET' || req.method === 'HEAD')) return serveInspector(req, res);
-    if (route === '/favicon.ico') return send(res, req, 204, '', 'image/x-icon');
     sendJson(res, req, 404, { error: `no such endpoint: ${req.method} ${url.pathname}` });
   };
 }
@@ -669,12 +860,17 @@ export function hostUrl(host, port) {
  * @param {boolean} [options.quiet=true] false logs one line per ingestion request to stdout.
  * @param {number} [options.maxRequests=10000] oldest request records are dropped past this.
  * @param {number} [options.maxMessages=100000] oldest accepted messages are dropped from memory past this.
+ * @param {number} [options.maxBytes=134217728] oldest request records, and oldest accepted messages, are dropped past
+ *   this many bytes of JSON held (each store counted on its own: 128 MB).
+ * @param {string[]} [options.allowOrigins=[]] browser origins, besides the inspector's own, that may use the
+ *   inspector and the control API (/_/*): CONTRACT section 6. Ingestion (/v1/*) answers any origin.
  * @returns {Promise<{ url: string, port: number, close(): Promise<void>, state: object, reset(): void, setFault(fault: object): object,
  *   violations(): object[], clear(): void, onChange(listener: () => void): () => void }>}
  *   `state.messages` holds the accepted messages in arrival order (what GET /_/messages answers), `state.requests`
  *   the request records; `violations()` is GET /_/violations; `clear()` forgets requests, messages and counters but
  *   keeps the faults (`reset()` forgets those too); `onChange(listener)` calls `listener` after every change (a request
- *   arrived or was answered, a fault was set, a reset) until the function it returns is called.
+ *   arrived or was answered, a fault was set, a reset) until the function it returns is called; `allowOrigin(origin)`
+ *   adds an origin to `allowOrigins` (the demo's, once its port is known) and returns it normalised.
  */
 export async function startCollector({
   port = 8787,
@@ -684,13 +880,16 @@ export async function startCollector({
   quiet = true,
   maxRequests = 10000,
   maxMessages = 100000,
+  maxBytes = 128 * 1024 * 1024,
+  allowOrigins = [],
 } = {}) {
+  const gate = createGate({ host, allowOrigins });
   const state = createState();
   const hub = createHub();
   const waiters = new Set();
   const ctx = {
-    state, hub, waiters,
-    opts: { writeKey, logFile: logFile && path.resolve(logFile), quiet, maxRequests, maxMessages },
+    state, hub, waiters, gate,
+    opts: { writeKey, logFile: logFile && path.resolve(logFile), quiet, maxRequests, maxMessages, maxBytes },
     log: createLog(logFile),
     sleeper: createSleeper(),
     closed: false,
@@ -749,6 +948,11 @@ export async function startCollector({
       resetState(state, { keepFaults: true });
       hub.broadcast('reset', { stats: state.stats, fault: state.fault });
       ctx.changed();
+    },
+    allowOrigin(origin) {
+      const normal = normalizeOrigin(origin);
+      gate.allowed.add(normal);
+      return normal;
     },
     onChange(listener) {
       const waiter = () => {

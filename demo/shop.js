@@ -652,7 +652,17 @@ function updateBadge() {
 
 // ---- start ----------------------------------------------------------------------------------------------------
 
-const inspectorUrl = (window.apiHost || 'http://127.0.0.1:8787').replace(/\/+$/, '') + '/';
+/** The collector's inspector: where the events go, with a trailing slash; only ever an http(s) URL. */
+function inspectorOf(apiHost) {
+  try {
+    const url = new URL(String(apiHost).replace(/\/+$/, '') + '/', location.href);
+    if (url.protocol === 'http:' || url.protocol === 'https:') return url.href;
+  } catch {
+    // not a URL
+  }
+  return 'http://127.0.0.1:8787/';
+}
+const inspectorUrl = inspectorOf(window.apiHost || 'http://127.0.0.1:8787');
 function start() {
   main = document.getElementById('main');
   mountEventsWidget({ inspectorUrl, base: BASE, consentState });

@@ -29,7 +29,9 @@ export function mountEventsWidget({ inspectorUrl, base = '/', consentState = () 
   root.className = 'events';
   root.setAttribute('aria-label', 'Analytics events sent by this page');
   root.dataset.testid = 'events-widget';
-  const host = inspectorUrl.replace(/^https?:\/\//, '').replace(/\/$/, '');
+  // Links are http(s) only, whatever the caller passes.
+  if (!/^https?:\/\//i.test(inspectorUrl)) inspectorUrl = 'http://127.0.0.1:8787/';
+  const host = inspectorUrl.replace(/^https?:\/\//i, '').replace(/\/$/, '');
   root.innerHTML = `
     <div class="events-panel" id="events-panel">
       <div class="events-head">

@@ -4,14 +4,22 @@
 //
 // Written on the testing kit (svc-analytics/playwright), as a site's own tests would be: the shop names its
 // production API host (`?api=`, the shop's setting) and the kit's `analytics` fixture receives what it sends.
+// The last test is not on the kit: what the shop itself makes of a hostile `?api=` (security review L12).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Page } from '@playwright/test';
+import { test as plain, type Page } from '@playwright/test';
 import { test as kit, expect } from 'svc-analytics/playwright';
+import { startCollector } from '../collector/server.mjs';
 import { startStatic } from '../collector/static.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-/** The API host the shop is told to use: the kit points the library elsewhere, so nothing may go there. */
-const PRODUCTION = 'https://api.production.example';
+/**
+ * The API host the shop is told to use: the kit points the library elsewhere, so nothing may go there. (`?api=` takes
+ * only an address of this machine or the shop's own origin; nothing listens on port 9.)
+ */
+const PRODUCTION = 'http://localhost:9';
 
 /** The site, as a shop's tests start it: the demo under /demo/, the bundle under /dist/. */
 const test = kit.extend<{}, { site: { url: string } }>({
@@ -268,5 +276,43 @@ test('deep links load the right route when the shop is served at the root (as np
     expect(failed).toEqual([]);
   } finally {
     await site.close();
+  }
+});
+
+plain('a hostile ?api= neither sends the shop\'s events elsewhere nor makes the inspector link a javascript: one', async ({ page }) => {
+  const collector = await startCollector({ port: 0 });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-demo-api-'));
+  const snippetFile = path.join(dir, 'snippet.js');
+  // As `svc-analytics start` serves it: the shop names the collector the CLI started.
+  fs.writeFileSync(snippetFile, `window.svcDemo={apiHost:${JSON.stringify(collector.url)}};\n${fs.readFileSync(root + 'dist/snippet.min.js', 'utf8')}`);
+  const site = await startStatic({ root: root + 'demo', port: 0, mounts: { '/dist/': root + 'dist' }, snippetFile });
+  const elsewhere: string[] = [];
+  page.on('request', (r) => {
+    const { hostname } = new URL(r.url());
+    if (hostname !== '127.0.0.1' && !r.url().startsWith('data:')) elsewhere.push(r.url());
+  });
+  const dialogs: string[] = [];
+  page.on('dialog', (d) => (dialogs.push(d.message()), d.dismiss()));
+  await page.addInitScript(() => localStorage.setItem('field-goods:consent', 'granted'));
+  try {
+    for (const api of ['javascript:alert(document.domain)//', 'https://collector.evil.example', 'http://127.0.0.1.evil.example:8787', '//evil.example', 'http://localhost@evil.example']) {
+      const before = collector.state.messages.length;
+      await page.goto(`${site.url}/?api=${encodeURIComponent(api)}`);
+      await expect(page.getByTestId('products').getByRole('link')).toHaveCount(6);
+      const link = page.getByTestId('inspector-link');
+      await expect(link, api).toHaveAttribute('href', collector.url + '/');
+      // Its page view went to the collector the shop was started with.
+      await expect.poll(() => collector.state.messages.length, { message: api }).toBeGreaterThan(before);
+      await expect(page.locator('.events-row .st:not(.sent)')).toHaveCount(0);
+    }
+    expect(elsewhere).toEqual([]);
+    expect(dialogs).toEqual([]);
+    // A loopback collector is still taken, and the link follows it.
+    await page.goto(`${site.url}/?api=${encodeURIComponent('http://localhost:9/')}`);
+    await expect(page.getByTestId('inspector-link')).toHaveAttribute('href', 'http://localhost:9/');
+    expect(await page.evaluate(() => (window as any).apiHost)).toBe('http://localhost:9');
+  } finally {
+    await Promise.all([site.close(), collector.close()]);
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 });

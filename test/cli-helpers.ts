@@ -65,9 +65,11 @@ export function demoLoad(html: string, search = '') {
   const inserted: { src?: string }[] = [];
   const storage: Record<string, string> = {};
   const ctx: any = {
-    location: { search, href: 'http://127.0.0.1/' + search, protocol: 'http:', hostname: '127.0.0.1' },
+    location: { search, href: 'http://127.0.0.1/' + search, origin: 'http://127.0.0.1', protocol: 'http:', hostname: '127.0.0.1' },
+    URL,
     URLSearchParams,
     queueMicrotask, // the stub writes its calls at the end of the task
+    console,
     localStorage: Object.assign(storage, { getItem: (k: string) => storage[k] ?? null }),
     document: { currentScript: null, title: '', referrer: '', createElement: () => ({}), head: { append: (s: any) => inserted.push(s) } },
   };

@@ -5,7 +5,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ROOT, demoLoad, freePort, run, startCli, stopAll } from '../cli-helpers';
+import { spawn } from 'node:child_process';
+import { CLI, ROOT, demoLoad, freePort, run, startCli, stopAll } from '../cli-helpers';
 
 const VERSION = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version;
 afterEach(stopAll);
@@ -22,7 +23,7 @@ describe('svc-analytics CLI', () => {
   it('--help prints the usage, with every command and option', () => {
     const r = run(['--help']);
     expect(r.code).toBe(0);
-    for (const text of ['svc-analytics collector', 'svc-analytics start', '--port', '--site-port', '--host', '--write-key', '--any-key', '--log', '--no-log', '--version', '--help'])
+    for (const text of ['svc-analytics collector', 'svc-analytics start', '--port', '--site-port', '--host', '--write-key', '--any-key', '--allow-origin', '--log', '--no-log', '--version', '--help'])
       expect(r.stdout).toContain(text);
     expect(run(['start', '-h']).stdout).toBe(r.stdout);
   });
@@ -37,6 +38,7 @@ describe('svc-analytics CLI', () => {
       ['a port out of range', ['start', '--site-port', '70000'], /^svc-analytics: --site-port must be a port number/],
       ['a malformed --host', ['collector', '--host', 'not a host!', '--no-log'], /^svc-analytics: --host must be an IP address or a host name, got "not a host!"/],
       ['a --host that is not this machine', ['collector', '--host', '203.0.113.7', '--port', '0', '--no-log'], /^svc-analytics: cannot listen on 203\.0\.113\.7 \(collector\): it is not an address of this machine/],
+      ['an --allow-origin that is not an origin', ['collector', '--allow-origin', 'http://localhost:3000/app', '--no-log'], /^svc-analytics: --allow-origin must be an origin such as http:\/\/localhost:3000, got "http:\/\/localhost:3000\/app"/],
       ['an unknown command', ['serve'], /^svc-analytics: unknown command "serve"/],
       ['an extra argument', ['collector', 'extra'], /^svc-analytics: unexpected argument "extra"/],
     ];
@@ -126,5 +128,90 @@ describe('svc-analytics CLI', () => {
     child.kill('SIGTERM');
     expect(await Promise.race([exited, new Promise((r) => setTimeout(() => r('still running'), 5000))])).toBe(0);
     expect(fs.existsSync(path.join(os.tmpdir(), made[0]))).toBe(false);
+  });
+
+  describe('the log and the network (security review L6)', () => {
+    const track = (url: string, event: string) =>
+      fetch(`${url}/v1/batch`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Authorization: 'Basic ' + Buffer.from('dev-write-key:').toString('base64') },
+        body: JSON.stringify({ batch: [{ type: 'track', event, messageId: event, anonymousId: 'a1', timestamp: new Date().toISOString(), traits: { email: 'ada@example.com' } }] }),
+      });
+    const stop = async (child: import('node:child_process').ChildProcess) => {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    };
+
+    it('writes captured events to a file only when asked (--log), never by default', async () => {
+      const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-cli-'));
+      try {
+        for (const command of ['collector', 'start']) {
+          const { child, out, collector, inspector } = await startCli([command, '--port', '0', '--site-port', '0'], cwd);
+          expect(out).not.toMatch(/^Log:/m);
+          expect((await track(collector ?? inspector!, 'Unlogged')).status).toBe(200);
+          await stop(child);
+        }
+        expect(fs.readdirSync(cwd)).toEqual([]);
+        const { child, out, collector } = await startCli(['collector', '--port', '0', '--log', 'captured.jsonl'], cwd);
+        expect(out).toContain(`Log:       ${path.join(fs.realpathSync(cwd), 'captured.jsonl')}`);
+        expect((await track(collector!, 'Logged')).status).toBe(200);
+        await stop(child);
+        expect(fs.readFileSync(path.join(cwd, 'captured.jsonl'), 'utf8')).toContain('"Logged"');
+      } finally {
+        fs.rmSync(cwd, { recursive: true, force: true });
+      }
+    }, 30_000);
+
+    it('--host on anything but loopback prints a warning; loopback prints none', async () => {
+      /** What the CLI printed on stderr by the time it is listening. */
+      const stderrOf = async (args: string[]) => {
+        const child = spawn(process.execPath, [CLI, ...args], { cwd: os.tmpdir(), stdio: ['ignore', 'pipe', 'pipe'] });
+        let out = '';
+        let err = '';
+        child.stderr.on('data', (d) => (err += d));
+        await new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`not listening within 10 s: ${out} ${err}`)), 10_000);
+          child.stdout.on('data', (d) => (out += d) && /Press Ctrl-C/.test(out) && (clearTimeout(timer), resolve()));
+          child.once('exit', (code) => (clearTimeout(timer), reject(new Error(`exited ${code}: ${err}`))));
+        });
+        await stop(child);
+        return err;
+      };
+      for (const [command, host] of [['collector', '0.0.0.0'], ['collector', '::'], ['start', '0.0.0.0']]) {
+        expect(await stderrOf([command, '--port', '0', '--site-port', '0', '--host', host]), host).toMatch(
+          /^Warning: listening on every network interface, not loopback: other machines on the network can send events to this collector and, with a Host header of their choosing, read what it captured \(traits, emails, URLs\) and reset it\. Use --host 127\.0\.0\.1 unless you mean that\.\n$/,
+        );
+      }
+      for (const host of ['127.0.0.1', 'localhost', '::1']) expect(await stderrOf(['collector', '--port', '0', '--host', host]), host).toBe('');
+    }, 40_000);
+
+    it('start: the demo\'s origin may read the control API, another origin may not, unless --allow-origin names it', async () => {
+      const { demo, inspector } = await startCli(['start', '--port', '0', '--site-port', '0', '--allow-origin', 'http://localhost:5173,https://app.test']);
+      const read = (origin: string) => fetch(`${inspector}/_/messages`, { headers: { Origin: origin } });
+      const port = new URL(demo!).port;
+      for (const origin of [demo!, `http://localhost:${port}`, 'http://localhost:5173', 'https://app.test']) {
+        const res = await read(origin);
+        expect(res.status, origin).toBe(200);
+        expect(res.headers.get('access-control-allow-origin'), origin).toBe(origin);
+      }
+      for (const origin of ['http://localhost:5174', 'https://evil.example', 'null']) {
+        const res = await read(origin);
+        expect(res.status, origin).toBe(403);
+        expect(res.headers.get('access-control-allow-origin'), origin).toBeNull();
+      }
+    });
+  });
+
+  it('the demo takes ?api= only as an http(s) URL on this machine or its own origin (security review L12)', async () => {
+    const { demo, inspector } = await startCli(['start', '--port', '0', '--site-port', '0']);
+    const html = await (await fetch(demo + '/')).text();
+    const api = (search: string) => demoLoad(html, search).options.apiHost;
+    for (const ok of ['http://127.0.0.1:1', 'http://localhost:9', 'https://localhost:9/ingest', 'http://[::1]:8787']) expect(api('?api=' + encodeURIComponent(ok)), ok).toBe(ok);
+    // The shop's own origin (the page is at http://127.0.0.1/ here): a first-party path.
+    expect(api('?api=/ingest')).toBe('http://127.0.0.1/ingest');
+    for (const bad of ['javascript:alert(document.domain)', 'JavaScript:alert(1)//http://127.0.0.1', 'data:text/html,x', 'https://collector.evil.example', 'http://127.0.0.1.evil.example', 'http://localhost@evil.example', 'http://u:p@127.0.0.1:1', '//evil.example', '/\\evil.example', 'file:///etc/passwd']) {
+      expect(api('?api=' + encodeURIComponent(bad)), bad).toBe(inspector);
+    }
   });
 });

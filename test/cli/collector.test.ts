@@ -7,7 +7,7 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 // @ts-ignore: plain ESM without type declarations
-import { startCollector, MESSAGE_LIMIT, BATCH_LIMIT } from '../../collector/server.mjs';
+import { startCollector, MESSAGE_LIMIT, BATCH_LIMIT, MAX_BODY_READ } from '../../collector/server.mjs';
 // @ts-ignore: plain ESM without type declarations
 import { startStatic, injectSnippet } from '../../collector/static.mjs';
 
@@ -173,7 +173,8 @@ describe('collector', () => {
     expect(res.status).toBe(200);
     const [rec] = await get('/_/requests');
     expect(rec).toMatchObject({ status: 200, overLimit: 'batch', bytes: Buffer.byteLength(body) });
-    expect(rec.messageIds).toHaveLength(17);
+    // Counted, not kept: the body past the limit was never held, so neither its messages nor their ids are.
+    expect(rec).toMatchObject({ messageIds: [], messages: [] });
     expect(await get('/_/messages')).toEqual([]);
   });
 
@@ -547,6 +548,214 @@ describe('collector options', () => {
   });
 });
 
+describe('collector trust (CONTRACT section 6): who may read and drive it', () => {
+  let collector: any;
+  const OTHER = 'http://evil.test:8080';
+  const DEMO = 'http://localhost:3000';
+  const at = (p: string, headers: Record<string, string> = {}, method = 'GET', body?: string) => request(collector.url + p, { method, headers, body });
+  const ingest = (headers: Record<string, string> = {}) =>
+    at('/v1/batch', { 'Content-Type': 'text/plain', ...headers }, 'POST', batchBody([msg({ event: 'Kept' })], { writeKey: KEY }));
+  const own = () => collector.url;
+  const hasCors = (h: http.IncomingHttpHeaders) => Object.keys(h).filter((k) => k.startsWith('access-control-'));
+
+  beforeAll(async () => {
+    collector = await startCollector({ port: 0, writeKey: KEY, allowOrigins: [DEMO] });
+  });
+  afterAll(() => collector.close());
+  beforeEach(async () => {
+    collector.reset();
+    expect((await ingest()).status).toBe(200);
+  });
+
+  it('ingestion answers any origin, a private-network preflight included, as the real API does', async () => {
+    const pre = await at('/v1/batch', { Origin: OTHER, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Private-Network': 'true' }, 'OPTIONS');
+    expect(pre.status).toBe(204);
+    expect(pre.headers).toMatchObject({ 'access-control-allow-origin': OTHER, 'access-control-allow-private-network': 'true' });
+    const res = await ingest({ Origin: OTHER, 'Sec-Fetch-Site': 'cross-site' });
+    expect(res.status).toBe(200);
+    expect(res.headers['access-control-allow-origin']).toBe(OTHER);
+  });
+
+  it('the control API and the inspector refuse other origins (403, no CORS headers): nothing read, nothing reset', async () => {
+    for (const p of ['/_/messages', '/_/requests', '/_/violations', '/_/stats', '/_/fault', '/_/info', '/_/stream', '/']) {
+      const res = await at(p, { Origin: OTHER });
+      expect(res.status, p).toBe(403);
+      expect(hasCors(res.headers), p).toEqual([]);
+      expect(res.text, p).not.toContain('Kept');
+    }
+    for (const p of ['/_/reset', '/_/fault']) {
+      const res = await at(p, { Origin: OTHER, 'Content-Type': 'application/json' }, 'POST', JSON.stringify({ status: 503 }));
+      expect(res.status, p).toBe(403);
+    }
+    expect(collector.state.messages).toHaveLength(1);
+    expect(collector.state.fault.status).toBeNull();
+  });
+
+  it('refuses preflights from other origins, a private-network one included', async () => {
+    for (const p of ['/_/reset', '/_/messages', '/']) {
+      const pre = await at(p, { Origin: OTHER, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type', 'Access-Control-Request-Private-Network': 'true' }, 'OPTIONS');
+      expect(pre.status, p).toBe(403);
+      expect(hasCors(pre.headers), p).toEqual([]);
+    }
+  });
+
+  it('answers its own origin and allowed ones (CORS for those), at each loopback name', async () => {
+    expect((await at('/_/messages', { Origin: own() })).json()).toHaveLength(1);
+    const demo = await at('/_/messages', { Origin: DEMO });
+    expect(demo.status).toBe(200);
+    expect(demo.headers).toMatchObject({ 'access-control-allow-origin': DEMO, vary: 'Origin' });
+    const pre = await at('/_/reset', { Origin: DEMO, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type', 'Access-Control-Request-Private-Network': 'true' }, 'OPTIONS');
+    expect(pre.status).toBe(204);
+    expect(pre.headers).toMatchObject({ 'access-control-allow-origin': DEMO, 'access-control-allow-private-network': 'true' });
+    for (const name of ['127.0.0.1', 'localhost', '[::1]']) {
+      const host = `${name}:${collector.port}`;
+      const res = await at('/_/messages', { Host: host, Origin: `http://${host}` });
+      expect(res.status, host).toBe(200);
+    }
+    // Scripts and tests on this machine send no Origin.
+    expect((await at('/_/reset', {}, 'POST', '')).status).toBe(200);
+  });
+
+  it('allowOrigin() adds an origin, normalised; a value that is not an origin throws', async () => {
+    expect((await at('/_/stats', { Origin: 'http://app.test:5173' })).status).toBe(403);
+    expect(collector.allowOrigin('HTTP://App.test:5173/')).toBe('http://app.test:5173');
+    expect((await at('/_/stats', { Origin: 'http://app.test:5173' })).status).toBe(200);
+    for (const bad of ['javascript:alert(1)', 'http://app.test/path', 'app.test', 'file:///x']) expect(() => collector.allowOrigin(bad), bad).toThrow(/not an origin/);
+  });
+
+  it('refuses a Host that is not a loopback name (DNS rebinding), for the inspector and the control API', async () => {
+    for (const host of [`rebind.example:${collector.port}`, `localhost.evil.example:${collector.port}`, `127.0.0.1.nip.io:${collector.port}`]) {
+      for (const p of ['/', '/_/messages']) {
+        const res = await at(p, { Host: host });
+        expect(res.status, `${host} ${p}`).toBe(403);
+        expect(res.text).toMatch(/not a loopback name/);
+      }
+      expect((await at('/_/reset', { Host: host, Origin: `http://${host}`, 'Content-Type': 'application/json' }, 'POST', '{}')).status).toBe(403);
+    }
+    expect(collector.state.messages).toHaveLength(1);
+  });
+
+  it('takes no CORS-simple POST from a browser: JSON only, and no cross-site request without an allowed Origin', async () => {
+    // A same-origin page must still send JSON; a text/plain, form or empty POST would need no preflight elsewhere.
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', '']) {
+      const headers: Record<string, string> = { Origin: own(), ...(type && { 'Content-Type': type }) };
+      expect((await at('/_/reset', headers, 'POST', type ? '{}' : undefined)).status, type).toBe(415);
+      expect((await at('/_/reset', { ...headers, Origin: DEMO }, 'POST', type ? '{}' : undefined)).status, type).toBe(415);
+    }
+    // No Origin but a browser's cross-site marker (a no-cors load): refused, GET or POST.
+    expect((await at('/_/reset', { 'Sec-Fetch-Site': 'cross-site', 'Sec-Fetch-Mode': 'no-cors' }, 'POST', '{}')).status).toBe(403);
+    expect((await at('/_/messages', { 'Sec-Fetch-Site': 'same-site', 'Sec-Fetch-Mode': 'no-cors' })).status).toBe(403);
+    expect(collector.state.messages).toHaveLength(1);
+    expect((await at('/_/reset', { Origin: own(), 'Content-Type': 'application/json' }, 'POST', '{}')).status).toBe(200);
+    expect(collector.state.messages).toHaveLength(0);
+  });
+
+  it('a link from another site opens the inspector, which no other site may frame', async () => {
+    const res = await at('/', { 'Sec-Fetch-Site': 'cross-site', 'Sec-Fetch-Mode': 'navigate', 'Sec-Fetch-Dest': 'document' });
+    expect(res.status).toBe(200);
+    expect(res.headers).toMatchObject({ 'content-security-policy': "frame-ancestors 'self'", 'x-frame-options': 'SAMEORIGIN' });
+    expect(hasCors(res.headers)).toEqual([]);
+    // Typed in the address bar.
+    expect((await at('/_/messages', { 'Sec-Fetch-Site': 'none', 'Sec-Fetch-Mode': 'navigate' })).status).toBe(200);
+  });
+
+  it('a collector started on a name of its own answers that name too', async () => {
+    const named = await startCollector({ port: 0, host: 'localhost' });
+    try {
+      expect((await request(named.url + '/_/stats', { headers: { Host: `localhost:${named.port}` } })).status).toBe(200);
+      expect((await request(named.url + '/_/stats', { headers: { Host: `evil.example:${named.port}` } })).status).toBe(403);
+    } finally {
+      await named.close();
+    }
+  });
+});
+
+describe('collector limits', () => {
+  let collector: any;
+  beforeAll(async () => {
+    collector = await startCollector({ port: 0, writeKey: null });
+  });
+  afterAll(() => collector.close());
+  beforeEach(() => collector.reset());
+
+  /** Sends `size` bytes of body (chunked when `declare` is false) and resolves with the answer, whatever the socket does after. */
+  function flood(p: string, size: number, declare: boolean) {
+    return new Promise<{ status: number; body: string; closed: boolean }>((resolve, reject) => {
+      const headers: Record<string, string> = { 'Content-Type': 'application/json', ...(declare && { 'Content-Length': String(size) }) };
+      const req = http.request(collector.url + p, { method: 'POST', headers, timeout: 20000 });
+      req.on('response', (res) => {
+        let body = '';
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode!, body, closed: res.headers.connection === 'close' }));
+      });
+      req.on('timeout', () => req.destroy(new Error('timed out')));
+      req.on('error', (e) => (req.destroyed && !req.writableEnded ? undefined : reject(e)));
+      const chunk = Buffer.alloc(64 * 1024, 0x20);
+      let sent = 0;
+      const pump = () => {
+        while (sent < size) {
+          const part = chunk.subarray(0, Math.min(chunk.length, size - sent));
+          sent += part.length;
+          if (!req.write(part)) return void req.once('drain', pump);
+        }
+        req.end();
+      };
+      pump();
+    });
+  }
+
+  it('stops reading a body past MAX_BODY_READ: 413, the connection closed, nothing kept', async () => {
+    expect(MAX_BODY_READ).toBeLessThan(8 * 1024 * 1024);
+    for (const declare of [true, false]) {
+      const res = await flood('/v1/batch', MAX_BODY_READ * 4, declare);
+      expect(res.status).toBe(413);
+      expect(res.closed).toBe(true);
+    }
+    const records = collector.state.requests;
+    expect(records.map((r: any) => [r.status, r.overLimit, r.violation?.kind, r.messages.length])).toEqual([[413, 'batch', 'over-limit', 0], [413, 'batch', 'over-limit', 0]]);
+    // The control API takes small bodies only.
+    expect((await flood('/_/fault', 1024 * 1024, true)).status).toBe(413);
+    // It still answers afterwards.
+    expect((await request(collector.url + '/_/stats')).json()).toMatchObject({ overLimit: 2 });
+  });
+
+  it('reads an over-limit body under MAX_BODY_READ to its end and answers 200 overLimit, as the service does', async () => {
+    const res = await flood('/v1/batch', BATCH_LIMIT * 2, true);
+    expect(res).toMatchObject({ status: 200, closed: false });
+    expect(collector.state.requests[0]).toMatchObject({ overLimit: 'batch', bytes: BATCH_LIMIT * 2, messages: [] });
+  });
+
+  it('keeps the ids, not the messages, of a request with an over-limit message', async () => {
+    const small = msg();
+    const big = messageOfSize(MESSAGE_LIMIT + 1);
+    expect((await request(collector.url + '/v1/batch', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: batchBody([small, big]) })).status).toBe(200);
+    expect(collector.state.requests[0]).toMatchObject({ overLimit: 'message', messageIds: [small.messageId, big.messageId], messages: [] });
+  });
+
+  it('holds at most maxBytes of request records and of accepted messages, dropping the oldest', async () => {
+    const c = await startCollector({ port: 0, writeKey: null, maxBytes: 100_000 });
+    try {
+      const sent: string[] = [];
+      for (let i = 0; i < 10; i += 1) {
+        const batch = [messageOfSize(20000), messageOfSize(20000)];
+        sent.push(...batch.map((m) => m.messageId));
+        const res = await request(c.url + '/v1/batch', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: batchBody(batch) });
+        expect(res.status).toBe(200);
+      }
+      expect(c.state.stats.messages).toBe(20);
+      // 400 KB received; 100 KB held of each: the newest.
+      expect(c.state.messages.length).toBeLessThanOrEqual(5);
+      expect(c.state.messages.length).toBeGreaterThanOrEqual(4);
+      expect(c.state.messages.map((m: any) => m.messageId)).toEqual(sent.slice(-c.state.messages.length));
+      const held = c.state.requests.reduce((n: number, r: any) => n + r.bytes, 0);
+      expect(held).toBeLessThanOrEqual(100_000);
+      expect(c.state.requests.at(-1).messageIds).toEqual(sent.slice(-2));
+    } finally {
+      await c.close();
+    }
+  });
+});
+
 describe('static server', () => {
   let site: any;
   let root: string;
@@ -652,8 +861,8 @@ describe('cli', () => {
   beforeEach(() => { cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-cli-')); });
   afterEach(() => fs.rmSync(cwd, { recursive: true, force: true }));
 
-  it('starts a collector, logs to .collector/events.jsonl and stops on SIGINT', async () => {
-    const { child, result } = runCli(['collector', '--port', '0', '--quiet'], /Ctrl-C/, cwd);
+  it('starts a collector, logs to the --log file and stops on SIGINT', async () => {
+    const { child, result } = runCli(['collector', '--port', '0', '--quiet', '--log', path.join('.collector', 'events.jsonl')], /Ctrl-C/, cwd);
     const { out } = await result;
     const url = /Collector: (http:\/\/127\.0\.0\.1:\d+)/.exec(out)![1];
     const res = await request(url + '/v1/batch', { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: basic('dev-write-key') }, body: batchBody([msg()]) });
