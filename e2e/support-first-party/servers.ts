@@ -1,6 +1,7 @@
 // The servers e2e/first-party.spec.ts puts around each recipe of recipes/: taps that record what reaches the API and
 // the CDN, the CDN itself (dist/ on a static server), the page, and the four real proxies (nginx, the fetch handler
-// under node:http, `next dev`, `vite`) configured from the recipe files with only their two upstream lines changed.
+// under node:http, `next dev`, `vite`) configured from the recipe files with only their two upstream lines changed (and,
+// for nginx's TLS test, its resolver and CA bundle).
 import http from 'node:http';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -143,9 +144,9 @@ function tempDir(name: string, under = os.tmpdir()): string {
  * Waits (bounded) until the proxy serves the page and, through itself, the bundle: the first request of a path can be
  * slow (`next dev` compiles proxy.js then), and is better out of the way before a test measures anything.
  */
-async function ready(origin: string, child: ChildProcess, timeoutMs: number, output: () => string) {
+async function ready(origin: string, child: ChildProcess, timeoutMs: number, output: () => string, paths = ['/page.html', BUNDLE_PATH]) {
   const deadline = Date.now() + timeoutMs;
-  for (const p of ['/page.html', BUNDLE_PATH]) await answering(origin + p, child, Math.max(0, deadline - Date.now()), output);
+  for (const p of paths) await answering(origin + p, child, Math.max(0, deadline - Date.now()), output);
 }
 
 /** Waits until `url` answers 200 (bounded), or the process exits. */
@@ -209,12 +210,28 @@ export function nginxPath(): string | null {
   return process.env.NGINX_PATH || ['/usr/sbin/nginx', '/usr/bin/nginx', '/usr/local/sbin/nginx'].find((p) => fs.existsSync(p)) || null;
 }
 
-/** nginx with recipes/nginx.conf included in the site's server block; the page is a file of its root. */
-export async function startNginx(api: string, cdnDir: string): Promise<Proxy> {
+/** The recipe's resolver line and CA bundle path, which startNginx's `resolver` and `ca` replace. */
+const NGINX_RESOLVER = /^resolver 127\.0\.0\.53 /m;
+const NGINX_CA = 'proxy_ssl_trusted_certificate /etc/ssl/certs/ca-certificates.crt;';
+
+/**
+ * nginx with recipes/nginx.conf included in the site's server block; the page is a file of its root. `resolver`
+ * (host:port) and `ca` (a PEM file) replace the recipe's DNS server and CA bundle; with `bundleReady: false` it only
+ * waits for the page, not for the bundle through the proxy.
+ */
+export async function startNginx(
+  api: string,
+  cdnDir: string,
+  { resolver, ca, bundleReady = true }: { resolver?: string; ca?: string; bundleReady?: boolean } = {},
+): Promise<Proxy> {
+  let conf = configure('nginx.conf', api, cdnDir);
+  if (!NGINX_RESOLVER.test(conf) || !conf.includes(NGINX_CA)) throw new Error('recipes/nginx.conf: resolver or CA bundle line not found');
+  if (resolver) conf = conf.replace(NGINX_RESOLVER, `resolver ${resolver} `);
+  if (ca) conf = conf.replaceAll(NGINX_CA, `proxy_ssl_trusted_certificate ${ca};`);
   const dir = tempDir('nginx');
   fs.mkdirSync(path.join(dir, 'site'));
   fs.writeFileSync(path.join(dir, 'site/page.html'), pageHtml());
-  fs.writeFileSync(path.join(dir, 'svc-analytics.conf'), configure('nginx.conf', api, cdnDir));
+  fs.writeFileSync(path.join(dir, 'svc-analytics.conf'), conf);
   const port = await freePort();
   const temp = (name: string) => `${name}_temp_path ${path.join(dir, name)};`;
   fs.writeFileSync(
@@ -240,7 +257,7 @@ http {
   const proc = run(nginxPath() || 'nginx', ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', 'stderr'], dir);
   const url = `http://127.0.0.1:${port}`;
   try {
-    await ready(url, proc.child, 10000, proc.output);
+    await ready(url, proc.child, 10000, proc.output, bundleReady ? undefined : ['/page.html']);
   } catch (e) {
     await proc.stop();
     fs.rmSync(dir, { recursive: true, force: true });
