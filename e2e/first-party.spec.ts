@@ -2,8 +2,9 @@
 // node:http adapter, Vite's dev server, `next dev`) in front of the collector and a stand-in CDN serving dist/. The
 // page is served by the proxy itself and loads the snippet with cdnUrl '/s/a.js' and apiHost '/ingest'; a page view,
 // a track and a message sent as the page closes (the beacon path) must each arrive once, through the proxy, and the
-// page must make no request to any origin but its own. Then nginx is run against upstreams whose certificates it
-// must refuse.
+// page must make no request to any origin but its own. Then each proxy is probed with what the library never sends
+// (other paths, methods, content types, a visitor's own X-Forwarded-For, upstream cookies), and nginx against upstreams
+// whose certificates it must refuse.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,11 +19,16 @@ import { opensslPath, makeCa, makeCert, startDns, startTlsUpstream } from './sup
 const IN_CI = process.env.CI === 'true';
 const NO_NGINX = nginxPath() ? null : 'nginx is not installed (apt-get install nginx-light, or NGINX_PATH)';
 
-const RECIPES: { name: string; file: string; start: (api: string, cdnDir: string) => Promise<Proxy>; missing?: string | null }[] = [
+/**
+ * `forwardedFor`: the X-Forwarded-For the spoofing probe sends. A self-hosted Next.js server keeps a visitor's own
+ * X-Forwarded-For (it adds the connecting address only when there is none), so the Next.js recipe can only be right
+ * behind a proxy that appends the address it saw: its probe sends what such a proxy passes on.
+ */
+const RECIPES: { name: string; file: string; start: (api: string, cdnDir: string) => Promise<Proxy>; missing?: string | null; forwardedFor?: string }[] = [
   { name: 'nginx', file: 'recipes/nginx.conf', start: startNginx, missing: NO_NGINX },
   { name: 'fetch-handler worker', file: 'recipes/worker.mjs', start: startWorker },
   { name: 'Vite dev proxy', file: 'recipes/vite.config.mjs', start: startVite },
-  { name: 'Next.js rewrites', file: 'recipes/next.config.mjs + recipes/next-proxy.js', start: startNext },
+  { name: 'Next.js route handlers', file: 'recipes/next-ingest.js + recipes/next-bundle.js', start: startNext, forwardedFor: '6.6.6.6, 127.0.0.1' },
 ];
 
 let api: Tap;
@@ -119,6 +125,90 @@ for (const recipe of RECIPES) {
       `GET ${CDN_DIR_PATH}/analytics.min.js`,
     ]);
     for (const r of fromBrowser(cdn.seen)) expect(r.headers.cookie, 'no cookies sent to the CDN').toBeUndefined();
+  });
+}
+
+/** The user agent of the probes below, by which the taps tell their requests from the browser's and the start-ups'. */
+const PROBE = 'svc-first-party-probe';
+const probes = (seen: Seen[]) => seen.filter((r) => r.headers['user-agent'] === PROBE);
+
+async function probe(url: string, init: RequestInit & { headers?: Record<string, string> } = {}) {
+  const res = await fetch(url, { ...init, headers: { 'user-agent': PROBE, ...init.headers }, redirect: 'manual' });
+  await res.arrayBuffer();
+  return res;
+}
+
+for (const recipe of RECIPES) {
+  test(`${recipe.name} (${recipe.file}): forwards only what the library sends; other paths, methods and content types are refused`, async () => {
+    test.skip(!!recipe.missing && !IN_CI, `${recipe.missing}; with CI=true this fails`);
+    const proxy = await proxies.get(recipe.name)!;
+    const refused: [method: string, path: string, status: number, contentType?: string][] = [
+      ['GET', '/ingest/v1/batch', 405],
+      ['PUT', '/ingest/v1/batch', 405],
+      ['DELETE', '/ingest/v1/batch', 405],
+      ['POST', '/ingest/v1/track', 404],
+      ['POST', '/ingest/v1/batch/extra', 404],
+      // the collector's inspector, as a stand-in for whatever else the API host answers
+      ['GET', '/ingest/_/messages', 404],
+      ['POST', '/ingest/v1/batch', 415, 'application/x-www-form-urlencoded'],
+      ['POST', '/ingest/v1/batch', 415, 'multipart/form-data; boundary=x'],
+      ['POST', '/s/a.js', 405],
+      ['DELETE', '/s/analytics.debug.min.js', 405],
+    ];
+    const answered: string[] = [];
+    for (const [method, p, , contentType] of refused) {
+      const body = method === 'GET' || method === 'DELETE' ? undefined : '{"batch":[]}';
+      const res = await probe(proxy.url + p, { method, body, headers: { 'content-type': contentType || 'application/json' } });
+      answered.push(`${method} ${p}${contentType ? ` (${contentType})` : ''} ${res.status}`);
+    }
+    expect(answered).toEqual(refused.map(([method, p, status, contentType]) => `${method} ${p}${contentType ? ` (${contentType})` : ''} ${status}`));
+    expect(probes(api.seen), 'nothing of it reached the API').toEqual([]);
+    expect(probes(cdn.seen), 'nothing of it reached the CDN').toEqual([]);
+  });
+
+  test(`${recipe.name} (${recipe.file}): the API gets the visitor's address, not one the visitor chose; no cookies either way`, async () => {
+    test.skip(!!recipe.missing && !IN_CI, `${recipe.missing}; with CI=true this fails`);
+    const proxy = await proxies.get(recipe.name)!;
+    // Upstreams whose answers would act on the site's whole origin.
+    const policies = {
+      'set-cookie': ['svc_upstream=1; Path=/'],
+      'clear-site-data': '"cookies", "storage"',
+      'strict-transport-security': 'max-age=600',
+    };
+    Object.assign(api.answerHeaders, policies);
+    Object.assign(cdn.answerHeaders, policies);
+    try {
+      const visitor = {
+        'x-forwarded-for': recipe.forwardedFor || '6.6.6.6',
+        'x-real-ip': '6.6.6.6',
+        forwarded: 'for=6.6.6.6',
+        'x-forwarded-host': 'evil.example',
+        cookie: 'session=site-secret',
+      };
+      // A write key the collector refuses: nothing is stored, the answer still comes back through the proxy.
+      const batch = await probe(proxy.url + '/ingest/v1/batch', {
+        method: 'POST',
+        body: JSON.stringify({ batch: [], sentAt: new Date().toISOString() }),
+        headers: { ...visitor, 'content-type': 'application/json', authorization: 'Basic ' + btoa('probe-key:') },
+      });
+      const bundle = await probe(proxy.url + BUNDLE_PATH, { headers: visitor });
+      expect(bundle.status).toBe(200);
+      for (const res of [batch, bundle]) {
+        for (const name of Object.keys(policies)) expect(res.headers.get(name), `${name} from the upstream`).toBeNull();
+      }
+      const [atApi] = probes(api.seen);
+      expect(atApi).toMatchObject({ method: 'POST', path: '/v1/batch' });
+      expect(atApi.headers['x-forwarded-for'], 'X-Forwarded-For: the address that connected').toBe('127.0.0.1');
+      expect(atApi.headers.authorization).toBe('Basic ' + btoa('probe-key:'));
+      for (const name of ['x-real-ip', 'forwarded', 'x-forwarded-host', 'cookie']) expect(atApi.headers[name], name).toBeUndefined();
+      const [atCdn] = probes(cdn.seen);
+      expect(atCdn).toMatchObject({ method: 'GET', path: `${CDN_DIR_PATH}/analytics.min.js` });
+      expect(atCdn.headers.cookie).toBeUndefined();
+    } finally {
+      for (const name of Object.keys(policies)) delete api.answerHeaders[name], delete cdn.answerHeaders[name];
+      api.seen.length = 0;
+      cdn.seen.length = 0;
+    }
   });
 }
 

@@ -1,6 +1,6 @@
 // The servers e2e/first-party.spec.ts puts around each recipe of recipes/: taps that record what reaches the API and
 // the CDN, the CDN itself (dist/ on a static server), the page, and the four real proxies (nginx, the fetch handler
-// under node:http, `next dev`, `vite`) configured from the recipe files with only their two upstream lines changed (and,
+// under node:http, `next dev`, `vite`) configured from the recipe files with only their upstream lines changed (and,
 // for nginx's TLS test, its resolver and CA bundle).
 import http from 'node:http';
 import fs from 'node:fs';
@@ -30,16 +30,21 @@ export interface Seen {
   bytes: number;
 }
 
-/** A recording forwarder in front of an upstream: what arrived (headers included), then passed on unchanged. */
+/**
+ * A recording forwarder in front of an upstream: what arrived (headers included), then passed on unchanged. Its
+ * answers carry `answerHeaders` too (an upstream that sets cookies, say).
+ */
 export interface Tap {
   url: string;
   seen: Seen[];
+  answerHeaders: http.OutgoingHttpHeaders;
   close(): Promise<void>;
 }
 
 export async function startTap(target: string): Promise<Tap> {
   const to = new URL(target);
   const seen: Seen[] = [];
+  const answerHeaders: http.OutgoingHttpHeaders = {};
   const server = http.createServer((req, res) => {
     const record: Seen = { method: req.method || '', path: req.url || '', headers: req.headers, bytes: 0 };
     seen.push(record);
@@ -47,7 +52,7 @@ export async function startTap(target: string): Promise<Tap> {
     const upstream = http.request(
       { hostname: to.hostname, port: to.port, method: req.method, path: req.url, headers: { ...req.headers, host: to.host } },
       (answer) => {
-        res.writeHead(answer.statusCode || 502, answer.headers);
+        res.writeHead(answer.statusCode || 502, { ...answer.headers, ...answerHeaders });
         answer.pipe(res);
       },
     );
@@ -58,7 +63,7 @@ export async function startTap(target: string): Promise<Tap> {
     req.pipe(upstream);
   });
   const port = await listen(server, 0);
-  return { url: `http://127.0.0.1:${port}`, seen, close: () => closeServer(server) };
+  return { url: `http://127.0.0.1:${port}`, seen, answerHeaders, close: () => closeServer(server) };
 }
 
 /** The CDN: dist/ under /analytics.js/v1/, behind a tap. */
@@ -92,12 +97,13 @@ export async function freePort(): Promise<number> {
 }
 
 /**
- * A recipe's text with its two upstreams pointed elsewhere: the quoted default API host and CDN folder, each of which
- * the recipe must name exactly once (that is what "one line to change" means).
+ * A recipe's text with its upstreams pointed elsewhere: the quoted default API host and CDN folder, each of which the
+ * recipe must name exactly once (that is what "one line to change" means); null for an upstream the file has not.
  */
-export function configure(recipe: string, api: string, cdnDir: string): string {
+export function configure(recipe: string, api: string | null, cdnDir: string | null): string {
   let text = fs.readFileSync(path.join(recipes, recipe), 'utf8');
-  for (const [from, to] of [['https://cdp.svc.example', api], ['https://cdn.svc.example/analytics.js/v1', cdnDir]]) {
+  for (const [from, to] of [['https://cdp.svc.example', api], ['https://cdn.svc.example/analytics.js/v1', cdnDir]] as const) {
+    if (to === null) continue;
     const literal = new RegExp(`(['"])${from.replace(/[.\/]/g, '\\$&')}\\1`, 'g');
     const found = text.match(literal)?.length || 0;
     if (found !== 1) throw new Error(`recipes/${recipe} names ${from} ${found} times; expected once`);
@@ -283,8 +289,9 @@ export async function startWorker(api: string, cdnDir: string): Promise<Proxy> {
 }
 
 /**
- * `next dev` on a tiny app: recipes/next.config.mjs and recipes/next-proxy.js (as proxy.js), the page in public/. The
- * app lives under the repository's .tmp/ so that Turbopack finds next and react in its node_modules.
+ * `next dev` on a tiny app: recipes/next-ingest.js as app/ingest/[...path]/route.js and recipes/next-bundle.js as
+ * app/s/[file]/route.js, the page in public/. The app lives under the repository's .tmp/ so that Turbopack finds next
+ * and react in its node_modules.
  */
 export async function startNext(api: string, cdnDir: string): Promise<Proxy> {
   const dir = tempDir('next', path.join(repo, '.tmp'));
@@ -293,8 +300,10 @@ export async function startNext(api: string, cdnDir: string): Promise<Proxy> {
   fs.writeFileSync(path.join(dir, 'public/page.html'), pageHtml());
   // Next wants a pages/ or app/ directory; nothing requests this page.
   fs.writeFileSync(path.join(dir, 'pages/index.js'), 'export default function Home() {\n  return null;\n}\n');
-  fs.writeFileSync(path.join(dir, 'next.config.mjs'), configure('next.config.mjs', api, cdnDir));
-  fs.copyFileSync(path.join(recipes, 'next-proxy.js'), path.join(dir, 'proxy.js'));
+  fs.mkdirSync(path.join(dir, 'app/ingest/[...path]'), { recursive: true });
+  fs.mkdirSync(path.join(dir, 'app/s/[file]'), { recursive: true });
+  fs.writeFileSync(path.join(dir, 'app/ingest/[...path]/route.js'), configure('next-ingest.js', api, null));
+  fs.writeFileSync(path.join(dir, 'app/s/[file]/route.js'), configure('next-bundle.js', null, cdnDir));
   const port = await freePort();
   const bin = path.join(repo, 'node_modules/next/dist/bin/next');
   const proc = run(process.execPath, [bin, 'dev', '--hostname', '127.0.0.1', '--port', String(port)], dir, { NEXT_TELEMETRY_DISABLED: '1' });
