@@ -3,7 +3,9 @@
 // (see the other recipes: Vite's proxy exists only in development and preview, not in what `vite build` makes).
 // Load the snippet with  analytics.load('WRITE_KEY', { cdnUrl: '/s/a.js', apiHost: '/ingest' })
 //
-// Merge `server.proxy` and `preview.proxy` into your own vite.config. Tested with `vite` (dev): e2e/first-party.spec.ts.
+// Merge `server.proxy` and `preview.proxy` into your own vite.config. It forwards only what the library sends:
+// POST /ingest/v1/batch (other paths under /ingest/ answer 404, other methods 405) and GET /s/a.js and
+// /s/analytics.debug.min.js, with an allowlist of headers each way. Tested with `vite` (dev): e2e/first-party.spec.ts.
 
 // --- change these two lines ----------------------------------------------------------------------------------
 /** The Data Pipelines API (EU accounts: https://cdp-eu.svc.example), no trailing slash. */
@@ -12,20 +14,64 @@ const API_HOST = 'https://cdp.svc.example';
 const CDN_DIR = 'https://cdn.svc.example/analytics.js/v1';
 // --------------------------------------------------------------------------------------------------------------
 
-/** No cookies either way: a beacon to your own origin carries your site's, and upstream ones are not your site's. */
-const noCookies = (proxy) => {
-  proxy.on('proxyReq', (upstream) => upstream.removeHeader('cookie'));
-  proxy.on('proxyRes', (answer) => delete answer.headers['set-cookie']);
+/** The request headers each upstream gets (and Host, Content-Length); no cookies, no visitor-chosen X-Forwarded-*. */
+const API_HEADERS = ['host', 'content-length', 'content-type', 'authorization', 'origin', 'user-agent', 'accept-language'];
+const CDN_HEADERS = ['host', 'user-agent', 'accept-encoding', 'if-none-match', 'if-modified-since'];
+/**
+ * The answer headers that go back to the browser. Nothing else: an upstream's Set-Cookie, Clear-Site-Data,
+ * Strict-Transport-Security, Alt-Svc or reporting headers would act on your whole origin.
+ */
+const ANSWER_HEADERS = ['content-type', 'content-length', 'content-encoding', 'transfer-encoding', 'cache-control', 'expires', 'etag', 'last-modified', 'age', 'vary', 'retry-after'];
+/** The Content-Types of the library's requests: JSON, and text/plain for page-exit beacons (the write key in the body). */
+const BODY_TYPES = /^(application\/json|text\/plain)\s*(;|$)/i;
+
+/** Keeps only the allowed headers each way; the API also gets the address that connected as X-Forwarded-For. */
+const allow = (requestHeaders, visitorIp) => (proxy) => {
+  proxy.on('proxyReq', (upstream, request) => {
+    for (const name of upstream.getHeaderNames()) if (!requestHeaders.includes(name)) upstream.removeHeader(name);
+    if (visitorIp && request.socket.remoteAddress) upstream.setHeader('x-forwarded-for', request.socket.remoteAddress.replace(/^::ffff:/, ''));
+  });
+  proxy.on('proxyRes', (answer) => {
+    for (const name of Object.keys(answer.headers)) if (!ANSWER_HEADERS.includes(name)) delete answer.headers[name];
+  });
 };
 
+/** Answers a request the library never makes, instead of forwarding it (Vite stops when the answer has been sent). */
+const refuse = (request, response, status, headers = {}) => {
+  response.writeHead(status, headers).end();
+  return request.url;
+};
+
+/** The API endpoints the library calls, by first-party path. (serverCookies' POST /ingest/v1/cookies will be one more.) */
+const INGEST = { '/ingest/v1/batch': '/v1/batch' };
+const FILES = { '/s/a.js': '/analytics.min.js', '/s/analytics.debug.min.js': '/analytics.debug.min.js' };
+const pathOf = (url) => url.split('?')[0];
+
 const proxy = {
-  // /ingest/v1/batch -> {API_HOST}/v1/batch: method, body, Authorization and Content-Type pass as they are, and
-  // X-Forwarded-For carries the visitor's address (the API records context.ip from the request)
-  '/ingest/': { target: API_HOST, changeOrigin: true, xfwd: true, rewrite: (path) => path.slice('/ingest'.length), configure: noCookies },
+  // POST /ingest/v1/batch -> {API_HOST}/v1/batch: body, Authorization and Content-Type as they are, and
+  // X-Forwarded-For is the visitor's address (the API records context.ip from the request).
+  '^/ingest(/|$)': {
+    target: API_HOST,
+    changeOrigin: true,
+    bypass: (request, response) => {
+      if (!Object.hasOwn(INGEST, pathOf(request.url))) return refuse(request, response, 404);
+      if (request.method !== 'POST') return refuse(request, response, 405, { allow: 'POST' });
+      if (!BODY_TYPES.test(request.headers['content-type'] || '')) return refuse(request, response, 415);
+    },
+    rewrite: (url) => INGEST[pathOf(url)],
+    configure: allow(API_HEADERS, true),
+  },
   // the bundle under a name that filter lists do not block (they block "/analytics.min." on every site), and its
   // neighbour, which the bundle loads from next to itself on analytics.debug(true)
-  '^/s/a\\.js(\\?|$)': { target: CDN_DIR, changeOrigin: true, rewrite: (path) => path.replace(/^\/s\/a\.js/, '/analytics.min.js'), configure: noCookies },
-  '^/s/analytics\\.debug\\.min\\.js(\\?|$)': { target: CDN_DIR, changeOrigin: true, rewrite: (path) => path.slice('/s'.length), configure: noCookies },
+  '^/s/(a|analytics\\.debug\\.min)\\.js(\\?|$)': {
+    target: CDN_DIR,
+    changeOrigin: true,
+    bypass: (request, response) => {
+      if (request.method !== 'GET' && request.method !== 'HEAD') return refuse(request, response, 405, { allow: 'GET, HEAD' });
+    },
+    rewrite: (url) => FILES[pathOf(url)] + url.slice(pathOf(url).length),
+    configure: allow(CDN_HEADERS, false),
+  },
 };
 
 export default {

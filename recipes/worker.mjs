@@ -4,17 +4,32 @@
 // Load the snippet with  analytics.load('WRITE_KEY', { cdnUrl: '/s/a.js', apiHost: '/ingest' })
 //
 // Route /ingest/* and /s/* of your site to this handler (Cloudflare: a Worker route `example.com/ingest/*` and
-// `example.com/s/*`; anything else that reaches it goes on to your site). Tested under Node 20 through a small
-// node:http adapter: e2e/first-party.spec.ts.
+// `example.com/s/*`; anything under /s/ that is not the bundle goes on to your site). It forwards only what the library
+// sends: POST /ingest/v1/batch (other paths under /ingest/ answer 404, other methods 405) and GET /s/a.js and
+// /s/analytics.debug.min.js, with an allowlist of headers each way. Tested under Node 20 through a small node:http
+// adapter: e2e/first-party.spec.ts.
 
-// --- change these two lines ----------------------------------------------------------------------------------
+// --- change these lines --------------------------------------------------------------------------------------
 /** The Data Pipelines API (EU accounts: https://cdp-eu.svc.example), no trailing slash. */
 const API_HOST = 'https://cdp.svc.example';
 /** The CDN folder that holds analytics.min.js and analytics.debug.min.js, no trailing slash. */
 const CDN_DIR = 'https://cdn.svc.example/analytics.js/v1';
+/**
+ * The request header in which your platform puts the address that connected to it, replacing any the visitor sent:
+ * Cloudflare 'cf-connecting-ip', Netlify 'x-nf-client-connection-ip', Vercel 'x-real-ip'. Deno and Bun set none
+ * themselves: put them behind a proxy that sets one (nginx: `proxy_set_header X-Real-IP $remote_addr;`) and name it
+ * here. A header that the platform only passes along is the visitor's to choose; without this one, the API gets no
+ * address from the recipe.
+ */
+const IP_HEADER = 'cf-connecting-ip';
 // --------------------------------------------------------------------------------------------------------------
 
-const INGEST = '/ingest/';
+const INGEST = '/ingest';
+/**
+ * The API endpoints the library calls, by first-party path. (The `serverCookies` endpoint, POST /ingest/v1/cookies,
+ * will be one more entry, answered here rather than forwarded.)
+ */
+const ENDPOINTS = { '/ingest/v1/batch': batch };
 /**
  * The bundle under a name that filter lists do not block (they block "/analytics.min." on every site), and its
  * neighbour, which the bundle loads from next to itself on analytics.debug(true).
@@ -24,35 +39,49 @@ const FILES = { '/s/a.js': 'analytics.min.js', '/s/analytics.debug.min.js': 'ana
 /** The request headers each upstream gets; no cookies (a beacon to your own origin carries your site's). */
 const API_HEADERS = ['content-type', 'authorization', 'origin', 'user-agent', 'accept-language'];
 const CDN_HEADERS = ['user-agent', 'if-none-match', 'if-modified-since'];
+/**
+ * The answer headers that go back to the browser. Nothing else: an upstream's Set-Cookie, Clear-Site-Data,
+ * Strict-Transport-Security, Alt-Svc or reporting headers would act on your whole origin.
+ */
+const ANSWER_HEADERS = ['content-type', 'cache-control', 'expires', 'etag', 'last-modified', 'age', 'vary', 'retry-after'];
+/** The library sends at most 500,000 bytes in one request. */
+const MAX_BODY = 1_000_000;
+/** The Content-Types of the library's requests: JSON, and text/plain for page-exit beacons (the write key in the body). */
+const BODY_TYPES = /^(application\/json|text\/plain)\s*(;|$)/i;
 
 export default {
   /** @param {Request} request */
   async fetch(request) {
     const url = new URL(request.url);
-    if (url.pathname.startsWith(INGEST)) {
-      // /ingest/v1/batch -> {API_HOST}/v1/batch; method and body as they are, never cached
-      const target = API_HOST + url.pathname.slice(INGEST.length - 1) + url.search;
-      const headers = pick(request.headers, API_HEADERS);
-      // The API records context.ip from the request: tell it the visitor's address, not this function's.
-      const ip = visitorIp(request.headers);
-      if (ip) headers.set('x-forwarded-for', ip);
-      const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.arrayBuffer();
-      return relay(await fetch(target, { method: request.method, headers, body, redirect: 'manual' }));
+    if (url.pathname === INGEST || url.pathname.startsWith(INGEST + '/')) {
+      return Object.hasOwn(ENDPOINTS, url.pathname) ? ENDPOINTS[url.pathname](request) : refuse(404);
     }
-    const file = Object.hasOwn(FILES, url.pathname) ? FILES[url.pathname] : null;
-    if (file && (request.method === 'GET' || request.method === 'HEAD')) {
+    if (Object.hasOwn(FILES, url.pathname)) {
+      if (request.method !== 'GET' && request.method !== 'HEAD') return refuse(405, 'GET, HEAD');
       // The CDN's Cache-Control passes through to browsers (and to the platform's cache where it honours it).
-      return relay(await fetch(`${CDN_DIR}/${file}${url.search}`, { method: request.method, headers: pick(request.headers, CDN_HEADERS) }));
+      const file = `${CDN_DIR}/${FILES[url.pathname]}${url.search}`;
+      return relay(await fetch(file, { method: request.method, headers: pick(request.headers, CDN_HEADERS) }));
     }
     return fetch(request);
   },
 };
 
-/** The visitor's address as the platform tells it: Cloudflare, Netlify, Vercel (and most proxies), in that order. */
-function visitorIp(headers) {
-  const forwarded = headers.get('x-forwarded-for');
-  return headers.get('cf-connecting-ip') || headers.get('x-nf-client-connection-ip') || headers.get('x-real-ip')
-    || (forwarded ? forwarded.split(',')[0].trim() : null);
+/** POST /ingest/v1/batch -> {API_HOST}/v1/batch: the body as it is, no query string, never cached. */
+async function batch(request) {
+  if (request.method !== 'POST') return refuse(405, 'POST');
+  if (!BODY_TYPES.test(request.headers.get('content-type') || '')) return refuse(415);
+  if (Number(request.headers.get('content-length')) > MAX_BODY) return refuse(413);
+  const body = await request.arrayBuffer();
+  if (body.byteLength > MAX_BODY) return refuse(413);
+  const headers = pick(request.headers, API_HEADERS);
+  // The API records context.ip from the request: tell it the visitor's address, not this function's.
+  const ip = request.headers.get(IP_HEADER);
+  if (ip) headers.set('x-forwarded-for', ip);
+  return relay(await fetch(`${API_HOST}/v1/batch`, { method: 'POST', headers, body, redirect: 'manual' }));
+}
+
+function refuse(status, allow) {
+  return new Response(null, { status, headers: allow ? { allow } : {} });
 }
 
 function pick(headers, names) {
@@ -65,11 +94,9 @@ function pick(headers, names) {
 }
 
 /**
- * The upstream answer, less its cookies. `fetch` has already decoded a compressed body, so its Content-Encoding
- * and Content-Length no longer describe it: the platform compresses the answer again as it sends it.
+ * The upstream answer with ANSWER_HEADERS only. (`fetch` has already decoded a compressed body, so the upstream's
+ * Content-Encoding and Content-Length no longer describe it: the platform compresses the answer again as it sends it.)
  */
 function relay(answer) {
-  const headers = new Headers(answer.headers);
-  for (const name of ['set-cookie', 'content-encoding', 'content-length']) headers.delete(name);
-  return new Response(answer.body, { status: answer.status, statusText: answer.statusText, headers });
+  return new Response(answer.body, { status: answer.status, statusText: answer.statusText, headers: pick(answer.headers, ANSWER_HEADERS) });
 }

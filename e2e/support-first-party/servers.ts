@@ -1,6 +1,7 @@
 // The servers e2e/first-party.spec.ts puts around each recipe of recipes/: taps that record what reaches the API and
 // the CDN, the CDN itself (dist/ on a static server), the page, and the four real proxies (nginx, the fetch handler
-// under node:http, `next dev`, `vite`) configured from the recipe files with only their two upstream lines changed.
+// under node:http, `next dev`, `vite`) configured from the recipe files with only their upstream lines changed (and,
+// for nginx's TLS test, its resolver and CA bundle).
 import http from 'node:http';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -29,16 +30,21 @@ export interface Seen {
   bytes: number;
 }
 
-/** A recording forwarder in front of an upstream: what arrived (headers included), then passed on unchanged. */
+/**
+ * A recording forwarder in front of an upstream: what arrived (headers included), then passed on unchanged. Its
+ * answers carry `answerHeaders` too (an upstream that sets cookies, say).
+ */
 export interface Tap {
   url: string;
   seen: Seen[];
+  answerHeaders: http.OutgoingHttpHeaders;
   close(): Promise<void>;
 }
 
 export async function startTap(target: string): Promise<Tap> {
   const to = new URL(target);
   const seen: Seen[] = [];
+  const answerHeaders: http.OutgoingHttpHeaders = {};
   const server = http.createServer((req, res) => {
     const record: Seen = { method: req.method || '', path: req.url || '', headers: req.headers, bytes: 0 };
     seen.push(record);
@@ -46,7 +52,7 @@ export async function startTap(target: string): Promise<Tap> {
     const upstream = http.request(
       { hostname: to.hostname, port: to.port, method: req.method, path: req.url, headers: { ...req.headers, host: to.host } },
       (answer) => {
-        res.writeHead(answer.statusCode || 502, answer.headers);
+        res.writeHead(answer.statusCode || 502, { ...answer.headers, ...answerHeaders });
         answer.pipe(res);
       },
     );
@@ -57,7 +63,7 @@ export async function startTap(target: string): Promise<Tap> {
     req.pipe(upstream);
   });
   const port = await listen(server, 0);
-  return { url: `http://127.0.0.1:${port}`, seen, close: () => closeServer(server) };
+  return { url: `http://127.0.0.1:${port}`, seen, answerHeaders, close: () => closeServer(server) };
 }
 
 /** The CDN: dist/ under /analytics.js/v1/, behind a tap. */
@@ -91,12 +97,13 @@ export async function freePort(): Promise<number> {
 }
 
 /**
- * A recipe's text with its two upstreams pointed elsewhere: the quoted default API host and CDN folder, each of which
- * the recipe must name exactly once (that is what "one line to change" means).
+ * A recipe's text with its upstreams pointed elsewhere: the quoted default API host and CDN folder, each of which the
+ * recipe must name exactly once (that is what "one line to change" means); null for an upstream the file has not.
  */
-export function configure(recipe: string, api: string, cdnDir: string): string {
+export function configure(recipe: string, api: string | null, cdnDir: string | null): string {
   let text = fs.readFileSync(path.join(recipes, recipe), 'utf8');
-  for (const [from, to] of [['https://cdp.svc.example', api], ['https://cdn.svc.example/analytics.js/v1', cdnDir]]) {
+  for (const [from, to] of [['https://cdp.svc.example', api], ['https://cdn.svc.example/analytics.js/v1', cdnDir]] as const) {
+    if (to === null) continue;
     const literal = new RegExp(`(['"])${from.replace(/[.\/]/g, '\\$&')}\\1`, 'g');
     const found = text.match(literal)?.length || 0;
     if (found !== 1) throw new Error(`recipes/${recipe} names ${from} ${found} times; expected once`);
@@ -143,9 +150,9 @@ function tempDir(name: string, under = os.tmpdir()): string {
  * Waits (bounded) until the proxy serves the page and, through itself, the bundle: the first request of a path can be
  * slow (`next dev` compiles proxy.js then), and is better out of the way before a test measures anything.
  */
-async function ready(origin: string, child: ChildProcess, timeoutMs: number, output: () => string) {
+async function ready(origin: string, child: ChildProcess, timeoutMs: number, output: () => string, paths = ['/page.html', BUNDLE_PATH]) {
   const deadline = Date.now() + timeoutMs;
-  for (const p of ['/page.html', BUNDLE_PATH]) await answering(origin + p, child, Math.max(0, deadline - Date.now()), output);
+  for (const p of paths) await answering(origin + p, child, Math.max(0, deadline - Date.now()), output);
 }
 
 /** Waits until `url` answers 200 (bounded), or the process exits. */
@@ -209,12 +216,28 @@ export function nginxPath(): string | null {
   return process.env.NGINX_PATH || ['/usr/sbin/nginx', '/usr/bin/nginx', '/usr/local/sbin/nginx'].find((p) => fs.existsSync(p)) || null;
 }
 
-/** nginx with recipes/nginx.conf included in the site's server block; the page is a file of its root. */
-export async function startNginx(api: string, cdnDir: string): Promise<Proxy> {
+/** The recipe's resolver line and CA bundle path, which startNginx's `resolver` and `ca` replace. */
+const NGINX_RESOLVER = /^resolver 127\.0\.0\.53 /m;
+const NGINX_CA = 'proxy_ssl_trusted_certificate /etc/ssl/certs/ca-certificates.crt;';
+
+/**
+ * nginx with recipes/nginx.conf included in the site's server block; the page is a file of its root. `resolver`
+ * (host:port) and `ca` (a PEM file) replace the recipe's DNS server and CA bundle; with `bundleReady: false` it only
+ * waits for the page, not for the bundle through the proxy.
+ */
+export async function startNginx(
+  api: string,
+  cdnDir: string,
+  { resolver, ca, bundleReady = true }: { resolver?: string; ca?: string; bundleReady?: boolean } = {},
+): Promise<Proxy> {
+  let conf = configure('nginx.conf', api, cdnDir);
+  if (!NGINX_RESOLVER.test(conf) || !conf.includes(NGINX_CA)) throw new Error('recipes/nginx.conf: resolver or CA bundle line not found');
+  if (resolver) conf = conf.replace(NGINX_RESOLVER, `resolver ${resolver} `);
+  if (ca) conf = conf.replaceAll(NGINX_CA, `proxy_ssl_trusted_certificate ${ca};`);
   const dir = tempDir('nginx');
   fs.mkdirSync(path.join(dir, 'site'));
   fs.writeFileSync(path.join(dir, 'site/page.html'), pageHtml());
-  fs.writeFileSync(path.join(dir, 'svc-analytics.conf'), configure('nginx.conf', api, cdnDir));
+  fs.writeFileSync(path.join(dir, 'svc-analytics.conf'), conf);
   const port = await freePort();
   const temp = (name: string) => `${name}_temp_path ${path.join(dir, name)};`;
   fs.writeFileSync(
@@ -240,7 +263,7 @@ http {
   const proc = run(nginxPath() || 'nginx', ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', 'stderr'], dir);
   const url = `http://127.0.0.1:${port}`;
   try {
-    await ready(url, proc.child, 10000, proc.output);
+    await ready(url, proc.child, 10000, proc.output, bundleReady ? undefined : ['/page.html']);
   } catch (e) {
     await proc.stop();
     fs.rmSync(dir, { recursive: true, force: true });
@@ -266,8 +289,9 @@ export async function startWorker(api: string, cdnDir: string): Promise<Proxy> {
 }
 
 /**
- * `next dev` on a tiny app: recipes/next.config.mjs and recipes/next-proxy.js (as proxy.js), the page in public/. The
- * app lives under the repository's .tmp/ so that Turbopack finds next and react in its node_modules.
+ * `next dev` on a tiny app: recipes/next-ingest.js as app/ingest/[...path]/route.js and recipes/next-bundle.js as
+ * app/s/[file]/route.js, the page in public/. The app lives under the repository's .tmp/ so that Turbopack finds next
+ * and react in its node_modules.
  */
 export async function startNext(api: string, cdnDir: string): Promise<Proxy> {
   const dir = tempDir('next', path.join(repo, '.tmp'));
@@ -276,8 +300,10 @@ export async function startNext(api: string, cdnDir: string): Promise<Proxy> {
   fs.writeFileSync(path.join(dir, 'public/page.html'), pageHtml());
   // Next wants a pages/ or app/ directory; nothing requests this page.
   fs.writeFileSync(path.join(dir, 'pages/index.js'), 'export default function Home() {\n  return null;\n}\n');
-  fs.writeFileSync(path.join(dir, 'next.config.mjs'), configure('next.config.mjs', api, cdnDir));
-  fs.copyFileSync(path.join(recipes, 'next-proxy.js'), path.join(dir, 'proxy.js'));
+  fs.mkdirSync(path.join(dir, 'app/ingest/[...path]'), { recursive: true });
+  fs.mkdirSync(path.join(dir, 'app/s/[file]'), { recursive: true });
+  fs.writeFileSync(path.join(dir, 'app/ingest/[...path]/route.js'), configure('next-ingest.js', api, null));
+  fs.writeFileSync(path.join(dir, 'app/s/[file]/route.js'), configure('next-bundle.js', null, cdnDir));
   const port = await freePort();
   const bin = path.join(repo, 'node_modules/next/dist/bin/next');
   const proc = run(process.execPath, [bin, 'dev', '--hostname', '127.0.0.1', '--port', String(port)], dir, { NEXT_TELEMETRY_DISABLED: '1' });
