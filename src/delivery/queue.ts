@@ -27,6 +27,9 @@ export interface QueueBounds {
 /** Defaults of `LoadOptions.queue` (README "Queue bounds" says how they were sized). */
 export const DEFAULT_BOUNDS: QueueBounds = { maxCount: 10000, maxBytes: 5000000, maxAgeMs: 7 * 864e5 };
 
+/** Whether one more message would pass the bounds, with `count` messages held and `bytes` with it; pure. */
+export const overBounds = (b: QueueBounds, count: number, bytes: number) => count >= b.maxCount || bytes > b.maxBytes;
+
 // Our own database, never idb-keyval's default, so a host page using idb-keyval is unaffected.
 export const DB = 'svc-analytics';
 
@@ -183,7 +186,7 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
      */
     add(record: QueueRecord): Promise<void> | AnalyticsError {
       expire(record.queuedAt);
-      if (records.length >= bounds.maxCount || bytes + record.bytes > bounds.maxBytes)
+      if (overBounds(bounds, records.length, bytes + record.bytes))
         return analyticsError('queue_full', `the queue is full (${records.length} messages, ${bytes} bytes)`, [record.id]);
       records.push(record);
       bytes += record.bytes;

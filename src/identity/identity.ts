@@ -1,4 +1,5 @@
 import type { IdentityStorage, JSONObject } from '../message/types';
+import { groupTraits } from '../message/message';
 import { stringify } from '../message/validate';
 
 // Taken when the bundle runs: a page that replaces JSON later cannot change what we read back.
@@ -222,7 +223,7 @@ export function createIdentity({ storage = 'cookie', cookie = {}, persist = true
     groupTraits: () => state.groupTraits,
     /** Stores the group of a group call: its traits merge over the stored ones of the same group, as analytics.js. */
     group(groupId: string, traits: JSONObject) {
-      state.groupTraits = groupId == state.groupId ? { ...state.groupTraits, ...traits } : traits;
+      state.groupTraits = groupTraits(state, groupId, traits);
       write('groupId', (state.groupId = groupId));
       write('groupTraits', state.groupTraits);
     },

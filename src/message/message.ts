@@ -49,6 +49,11 @@ export function identifyTraits(visitor: Visitor, userId: string | undefined, tra
   return !userId || visitor.userId == null || visitor.userId == userId ? { ...visitor.traits, ...traits } : traits;
 }
 
+/** The traits a group call leaves, as analytics.js does: merged over the stored ones of the same group, else its own. */
+export function groupTraits(stored: { groupId?: string | null; groupTraits?: JSONObject }, groupId: string, traits: JSONObject): JSONObject {
+  return stored.groupId == groupId ? { ...stored.groupTraits, ...traits } : traits;
+}
+
 /**
  * Turns a normalised call into the message the API receives; pure. The caller's data is copied as plain JSON data
  * (a snapshot: changing the objects after the call changes nothing) and checked against what the API accepts
@@ -91,8 +96,7 @@ export function buildMessage(parts: MessageParts): BuiltMessage | AnalyticsError
     if (pageFacts) automatic = { ...automatic, page: pageFacts };
   } else if (type == 'screen' && clean.name) clean.properties = { name: clean.name, ...clean.properties };
   else if (type == 'identify') clean.traits = identifyTraits(visitor, clean.userId, clean.traits);
-  // as analytics.js: a group's traits merge over the stored ones of the same group
-  else if (type == 'group' && visitor.groupId == clean.groupId) clean.traits = { ...visitor.groupTraits, ...clean.traits };
+  else if (type == 'group') clean.traits = groupTraits(visitor, clean.groupId, clean.traits);
   else if (type == 'alias' && !clean.previousId) clean.previousId = visitor.userId || visitor.anonymousId;
   const userId = type == 'identify' ? clean.userId || visitor.userId : visitor.userId;
   const rest = {

@@ -1,7 +1,7 @@
 import type { AnalyticsError, Message, MessageType, JSONValue } from '../message/types';
 import type { BuiltMessage } from '../message/message';
 import type { Identity } from '../identity/identity';
-import type { QueueBounds } from '../delivery/queue';
+import { overBounds, type QueueBounds } from '../delivery/queue';
 import { analyticsError } from '../message/errors';
 import { byteLength, MESSAGE_LIMIT, stringify } from '../message/validate';
 import { freeze } from '../message/context';
@@ -123,7 +123,7 @@ export function createGate(d: GateDeps) {
         d.report(error);
         return error;
       }
-      if (held.list.length >= d.bounds.maxCount || held.bytes + built.bytes > d.bounds.maxBytes) {
+      if (overBounds(d.bounds, held.list.length, held.bytes + built.bytes)) {
         d.full([id]);
         return analyticsError('queue_full', 'the queue is full', [id]);
       }
