@@ -12,9 +12,14 @@ async function open(page: Page, site: { page(p: string, q?: Record<string, strin
 
 const CHUNK = '**/dist/analytics.debug.min.js*';
 
+/** The URLs of the chunk the page fetches, as it fetches them. */
+function chunkFetches(page: Page): string[] {
+  const fetched = chunkFetches(page);
+  return fetched;
+}
+
 test('a page without plugins, middleware or debug never fetches the chunk', async ({ page, site, collector }) => {
-  const fetched: string[] = [];
-  page.on('request', (r) => void (r.url().includes('analytics.debug.min.js') && fetched.push(r.url())));
+  const fetched = chunkFetches(page);
   await open(page, site);
   await page.evaluate(async () => {
     const a = (window as any).analytics;
@@ -26,8 +31,7 @@ test('a page without plugins, middleware or debug never fetches the chunk', asyn
 });
 
 test('register() fetches the chunk once, and the plugin runs on the next call', async ({ page, site, collector }) => {
-  const fetched: string[] = [];
-  page.on('request', (r) => void (r.url().includes('analytics.debug.min.js') && fetched.push(r.url())));
+  const fetched = chunkFetches(page);
   await open(page, site);
   await page.evaluate(async () => {
     const a = (window as any).analytics;
