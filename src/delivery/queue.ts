@@ -33,6 +33,25 @@ export const overBounds = (b: QueueBounds, count: number, bytes: number) => coun
 // Our own database, never idb-keyval's default, so a host page using idb-keyval is unaffected.
 export const DB = 'svc-analytics';
 
+/**
+ * Our store, each of its transactions committed as soon as its requests are placed (`IDBTransaction.commit()`,
+ * https://w3c.github.io/IndexedDB/#dom-idbtransaction-commit). Left to commit by itself, a transaction waits until
+ * this page has handled its requests' results: a page frozen first (into the back/forward cache just after a call,
+ * a delivery or its own exit) keeps it open, the next page's first conflicting transaction waits on it, and Chromium
+ * evicts the cached page ("IgnoreEventAndEvict", e2e/bfcache.spec.ts). The idb-keyval functions used here place all
+ * their requests at once (getAll, never a cursor, wherever commit exists); where commit is missing, as before.
+ */
+const committingStore = (): UseStore => {
+  const store = createStore(DB, 'queue');
+  return (mode, fn) =>
+    store(mode, (s) => {
+      // (`fn` placed its requests in this same task: the transaction is still active, and commit cannot throw)
+      const result = fn(s);
+      s.transaction.commit?.();
+      return result;
+    });
+};
+
 /** What the queue tells its owner about. */
 export interface QueueEvents {
   /** Messages dropped because they grew older than `maxAgeMs` (once per pass over the queue, with all their ids). */
@@ -50,7 +69,7 @@ export function clearStored(): Promise<void> {
   return Promise.resolve()
     .then(() => indexedDB.databases?.() || [])
     .then((list) => {
-      if (list.some((d) => d.name == DB)) return clear(createStore(DB, 'queue'));
+      if (list.some((d) => d.name == DB)) return clear(committingStore());
     })
     .catch(() => {});
 }
@@ -60,7 +79,7 @@ export function clearStored(): Promise<void> {
 function openStore(fallback: (error: unknown) => void) {
   let store: UseStore | undefined;
   try {
-    store = typeof indexedDB != 'undefined' ? createStore(DB, 'queue') : undefined;
+    store = typeof indexedDB != 'undefined' ? committingStore() : undefined;
   } catch {
     // indexedDB present but throws on access (a sandboxed frame without allow-same-origin in Chromium:
     // e2e/conditions.spec.ts, "a sandboxed frame ..."). A failing `open` (Firefox's private windows before 115,
