@@ -1,0 +1,70 @@
+// Trust (CONTRACT sections 4 and 6; review security-3 M5, L3, L13), checked in the browser: what reaches the
+// collector on the wire, what a page's prototype pollution decides, and what a tracked card's click follows.
+import type { Page, Request } from '@playwright/test';
+import { test, expect, ready, sleep, watchErrors, type CollectorHandle } from './fixtures';
+
+test.describe.configure({ timeout: 45_000 });
+
+/** Every request body the page sends to the collector (the wire itself). */
+function wire(page: Page, collector: CollectorHandle): string[] {
+  const bodies: string[] = [];
+  page.on('request', (r: Request) => r.url().startsWith(collector.url) && bodies.push(r.postData() || ''));
+  return bodies;
+}
+
+/** Sends a marker event and waits until the collector has it: what was queued before it was sent with or before it. */
+async function barrier(page: Page, collector: CollectorHandle, i: number) {
+  await page.evaluate(
+    (i) =>
+      new Promise<void>((resolve) =>
+        requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => (window as any).analytics.track('Barrier', { i }).then(() => resolve()), 250))),
+      ),
+    i,
+  );
+  await collector.waitFor(i, { event: 'Barrier' }, 10000);
+  return collector.messages({ type: 'page' });
+}
+
+test('a URL fragment that carries parameters stays in the browser; a route fragment is sent (stub, bundle, trackPageViews)', async ({ page, site, collector }) => {
+  const bodies = wire(page, collector);
+  // An OAuth implicit-flow callback: the token is in the fragment. The bundle is loaded by hand, after stub calls.
+  const clean = site.page('/basic.html', { noload: '1', step: 'cb' });
+  await page.goto(clean + '#access_token=SECRET_TOKEN&state=SECRET_STATE');
+  await page.evaluate((api) => {
+    const a = (window as any).analytics;
+    a.page('Callback'); // recorded by the stub, with the URL at call time
+    a.track('Recorded');
+    a.load('dev-write-key', { apiHost: api, cdnUrl: '/dist/analytics.min.js', trackPageViews: true, flushInterval: 50 });
+  }, collector.url);
+  await ready(page);
+  await page.evaluate(() => (window as any).analytics.page('Bundle Call'));
+  let pages = await barrier(page, collector, 1);
+  const atLoad = pages.length;
+  // The site's OAuth library removes the fragment: the URL on the wire did not change, so no page view.
+  await page.evaluate(() => history.replaceState(null, '', location.pathname + location.search));
+  pages = await barrier(page, collector, 2);
+  expect(pages.length, 'no page view for removing a fragment that was never on the wire').toBe(atLoad);
+  // A hash route, then one with parameters of its own after its `?`.
+  await page.evaluate(() => (location.hash = '#/cart/42'));
+  pages = await barrier(page, collector, 3);
+  await page.evaluate(() => (location.hash = '#/cart/43?coupon=SECRET_COUPON&x=1'));
+  pages = await barrier(page, collector, 4);
+
+  for (const m of pages) {
+    for (const u of [m.properties.url, m.properties.referrer, m.context.page.url, m.context.page.referrer]) expect(u).not.toMatch(/SECRET|access_token/);
+    expect(m.properties.search).toBe(new URL(clean).search);
+  }
+  const named = (name: string) => pages.find((m) => m.name == name);
+  expect(named('Callback')!.properties.url).toBe(clean);
+  expect(named('Callback')!.context.page.url).toBe(clean);
+  expect(named('Bundle Call')!.properties.url).toBe(clean);
+  const [cart42, cart43] = pages.slice(-2);
+  expect(cart42.properties).toMatchObject({ url: clean + '#/cart/42', referrer: clean, path: '/basic.html' });
+  expect(cart42.context.page).toMatchObject({ url: clean + '#/cart/42', referrer: clean });
+  expect(cart43.properties).toMatchObject({ url: clean + '#/cart/43', referrer: clean + '#/cart/42' });
+  const recorded = await collector.messages({ event: 'Recorded' });
+  expect(recorded[0].context.page.url).toBe(clean);
+  // Nothing of it anywhere on the wire (every request body, whatever its field).
+  expect(bodies.length).toBeGreaterThan(0);
+  for (const body of bodies) expect(body).not.toMatch(/SECRET|access_token/);
+});
