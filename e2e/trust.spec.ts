@@ -68,3 +68,28 @@ test('a URL fragment that carries parameters stays in the browser; a route fragm
   expect(bodies.length).toBeGreaterThan(0);
   for (const body of bodies) expect(body).not.toMatch(/SECRET|access_token/);
 });
+
+test('a polluted Object.prototype decides no consent: consent({}) keeps calls held and stores nothing', async ({ page, site, collector }) => {
+  const bodies = wire(page, collector);
+  // (a category named like a consent platform's, C0002: polluting `analytics` itself would replace the stub the
+  // snippet finds as `window.analytics`, a failure of its own that sends nothing)
+  await page.addInitScript(() => {
+    (Object.prototype as any).C0002 = true;
+  });
+  await page.goto(site.page('/consent.html', { opts: JSON.stringify({ consent: { categories: ['C0002'] }, flushInterval: 50 }) }));
+  await ready(page);
+  const r = await page.evaluate(async () => {
+    const a = (window as any).analytics;
+    await a.track('Held'); // held in memory (its promise resolves: it is sent once consent is granted)
+    a.consent({}); // the visitor decided nothing
+    a.consent({ C0004: true }); // another category only: still nothing about C0002
+    await new Promise((r) => setTimeout(r, 500));
+    return { stored: Object.keys(localStorage).filter((k) => k.startsWith('svc_')), cookies: document.cookie };
+  });
+  expect(r).toEqual({ stored: [], cookies: '' });
+  expect(bodies).toEqual([]);
+  // The real decision opens the gate, and the held call goes.
+  await page.evaluate(() => (window as any).analytics.consent({ C0002: true }));
+  const [held] = await collector.waitFor(1, { event: 'Held' }, 10000);
+  expect(held.context.consent.categoryPreferences).toEqual({ C0002: true });
+});

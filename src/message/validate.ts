@@ -30,7 +30,8 @@ export function byteLength(s: string): number {
 const objectProto = Object.prototype;
 const isArray = Array.isArray;
 const dateToISO = Date.prototype.toISOString;
-const hasOwn = objectProto.hasOwnProperty;
+/** `Object.prototype.hasOwnProperty` as the bundle found it: `hasOwn.call(o, k)` (STYLE 17: decisions are own properties). */
+export const hasOwn = objectProto.hasOwnProperty;
 
 /**
  * The own enumerable string keys of `o`, in `Object.keys` order, without `Object.keys` (Prototype.js 1.6 replaces it
