@@ -500,6 +500,18 @@ describe('buildMessage', () => {
       expect(e.messageIds).toEqual([ID]);
     });
 
+    it('refuses at once, with message_too_large and its messageId, data that references one object on many levels', () => {
+      let o: any = { leaf: 1 };
+      for (let i = 0; i < 21; i++) o = { a: o, b: o };
+      const t = performance.now();
+      for (const [where, args] of [['properties', ['x', { o }]], ['context', ['x', {}, { context: { o } }]], ['integrations', ['x', {}, { integrations: { o } }]]] as const) {
+        const e = refused('track', [...args]);
+        expect(e.code, where).toBe('message_too_large');
+        expect(e.messageIds).toEqual([ID]);
+      }
+      expect(performance.now() - t).toBeLessThan(1500);
+    });
+
     it('counts the whole message: a large context or stored traits count too', () => {
       expect(refused('track', ['x', {}, { context: { big: 'a'.repeat(32000) } }]).code).toBe('message_too_large');
       const visitor: Visitor = { anonymousId: 'anon-1', userId: 'user-1', traits: { big: 'a'.repeat(32000) } };

@@ -41,6 +41,71 @@ describe('sanitize', () => {
     expect(sanitize({ a: shared, b: shared, list: [shared, shared] })).toEqual({ a: { x: 1 }, b: { x: 1 }, list: [{ x: 1 }, { x: 1 }] });
   });
 
+  // One object referenced twice on each of `depth` levels: 2^depth paths to the leaf, depth + 1 distinct objects.
+  const dag = (depth: number, leaf: unknown = { leaf: 'x' }) => {
+    let o: any = leaf;
+    for (let i = 0; i < depth; i++) o = { a: o, b: [o] };
+    return o;
+  };
+
+  it('copies shared references at every place, as JSON.stringify writes them, each place its own copy', () => {
+    const value = dag(8);
+    const out: any = sanitize(value);
+    expect(out).toEqual(JSON.parse(JSON.stringify(value)));
+    expect(out.a).not.toBe(out.b[0]);
+  });
+
+  it('stops with message_too_large, at once, when shared references make the copy certainly over the limit', () => {
+    // 2^21 paths: two million copies before (seconds, hundreds of MB); a page's data of 30 levels froze the tab
+    const value = dag(21);
+    const t = performance.now();
+    let error: any;
+    try {
+      sanitize({ props: value });
+    } catch (e) {
+      error = e;
+    }
+    expect(performance.now() - t).toBeLessThan(1000);
+    expect(error).toBeInstanceOf(Error);
+    expect(error.code).toBe('message_too_large');
+  });
+
+  it('stops too when one long string or one long key is referenced many times', () => {
+    const long = 'x'.repeat(1000);
+    expect(() => sanitize({ list: Array(100).fill(long) })).toThrow(/32000/);
+    const keyed = { [long]: 1 };
+    expect(() => sanitize({ list: Array(100).fill(keyed) })).toThrow(/32000/);
+    expect(() => sanitize(new Map([['m', Array(100).fill(long)]]))).toThrow(/32000/);
+  });
+
+  it('never stops on what fits in a message: only what is certainly over the limit', () => {
+    expect(sanitize({ pad: 'a'.repeat(31990) })).toEqual({ pad: 'a'.repeat(31990) });
+    // multi-byte characters count as one: still only a lower bound of the bytes
+    expect(sanitize({ pad: '€'.repeat(31990) })).toEqual({ pad: '€'.repeat(31990) });
+    const random = prng(7);
+    let stopped = 0;
+    for (let i = 0; i < 200; i++) {
+      const depth = 1 + Math.floor(random() * 12);
+      const value = dag(depth, random() < 0.5 ? 'y'.repeat(Math.floor(random() * 40)) : { s: 'é'.repeat(Math.floor(random() * 20)) });
+      const text = JSON.stringify(value);
+      const bytes = new TextEncoder().encode(text).length;
+      let over = false;
+      try {
+        expect(JSON.stringify(sanitize(value)) == text).toBe(true);
+      } catch (e: any) {
+        if (e.code != 'message_too_large') throw e;
+        over = true;
+      }
+      if (over) {
+        expect(bytes, `depth ${depth}`).toBeGreaterThan(32000);
+        stopped += 1;
+      }
+    }
+    // (both sides were seen)
+    expect(stopped).toBeGreaterThan(10);
+    expect(stopped).toBeLessThan(190);
+  });
+
   it('turns a BigInt into its decimal string', () => {
     expect(sanitize({ n: 12345678901234567890n, neg: -5n })).toEqual({ n: '12345678901234567890', neg: '-5' });
   });
