@@ -81,7 +81,9 @@ let lastIso: string | undefined;
  * - BigInt → its decimal string; NaN and ±Infinity → null;
  * - functions, symbols and `undefined` → left out of objects, null inside arrays (as JSON.stringify does);
  * - Map → object, Set → array; a cycle → the string "[Circular]";
- * - keys such as `__proto__` stay plain data and never reach a prototype.
+ * - a `__proto__` key, and a `constructor` key holding an object, are left out (`constructor.prototype`: a deep merge
+ *   downstream, in a site's middleware or a warehouse loader, would write through them into a prototype); other
+ *   keys never reach a prototype either;
  * An object referenced many times is copied at every place, as JSON.stringify writes it; once the copy is certainly
  * over `MESSAGE_LIMIT` serialised, it stops with a `message_too_large` error (one object referenced twice on each of
  * 30 levels is 2^30 copies: the page would freeze). Throws too if reading the value throws (a getter or `toJSON`).
@@ -139,7 +141,7 @@ function copy(value: unknown, seen: object[], ofToJSON?: 1): JSONValue | undefin
     for (const k in v)
       if (hasOwn.call(v, k)) {
         const s = copy(v[k], seen);
-        if (s !== undefined) setOwn(out, k, s), (size += k.length);
+        if (s !== undefined && k != '__proto__' && (k != 'constructor' || typeof s != 'object')) setOwn(out, k, s), (size += k.length);
       }
   }
   seen.pop();
