@@ -93,3 +93,32 @@ test('a polluted Object.prototype decides no consent: consent({}) keeps calls he
   const [held] = await collector.waitFor(1, { event: 'Held' }, 10000);
   expect(held.context.consent.categoryPreferences).toEqual({ C0002: true });
 });
+
+test('trackLink on a card never follows a javascript: link inside it; a relative link is followed after the hold', async ({ page, site, collector }) => {
+  const errors = await watchErrors(page);
+  const url = site.page('/basic.html', { opts: JSON.stringify({ flushInterval: 50 }) });
+  await page.goto(url);
+  await ready(page);
+  await page.evaluate(() => {
+    const a = (window as any).analytics;
+    // A source middleware that answers later: the click is held until the message is queued.
+    a.addSourceMiddleware(({ payload, next }: any) => setTimeout(() => next(payload), 300));
+    document.body.insertAdjacentHTML(
+      'beforeend',
+      '<div id="evil" style="padding:20px"><h2 id="evil-title">Card</h2><a href="javascript:window.__pwned=1;void 0">more</a></div>' +
+        '<div id="good" style="padding:20px"><h2 id="good-title">Card</h2><a href="basic.html?step=next">more</a></div>',
+    );
+    a.trackLink(document.getElementById('evil'), 'Evil Card');
+    a.trackLink(document.getElementById('good'), 'Good Card');
+  });
+  await page.click('#evil-title');
+  await collector.waitFor(1, { event: 'Evil Card' }, 10000);
+  await sleep(700); // past the hold (the message was queued after ~300 ms; the hold would have navigated then)
+  expect(await page.evaluate(() => (window as any).__pwned)).toBeUndefined();
+  expect(page.url()).toBe(url);
+  // The control: the same card with a relative link navigates once its message is queued.
+  await page.click('#good-title');
+  await page.waitForURL(/step=next/);
+  await collector.waitFor(1, { event: 'Good Card' }, 10000);
+  expect(errors).toEqual([]);
+});
