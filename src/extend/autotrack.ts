@@ -98,6 +98,10 @@ export function createAutotrack({ track, report, timeout }: AutotrackDeps) {
         } catch {
           return; // an href the URL parser refuses: the browser's own click does what it does with it
         }
+        // Only a web page is followed: never a `javascript:`, `data:` or `vbscript:` URL (a descendant link of a
+        // tracked card may hold one the browser would not have followed for that click). Anything else (`mailto:`
+        // too) is left to the browser's own click, not held.
+        if (!/^https?:/.test(url)) return;
         const cancelled = watchCancel(e);
         after(sent.done, () => cancelled() || location.assign(url));
       });

@@ -1,18 +1,21 @@
 import type { RecordedPage } from '../api/types';
+import { wireUrl } from '../message/context';
 
 /**
  * `trackPageViews`: a page view at load and one for every same-document URL change (history.pushState,
  * replaceState that changes the URL, back/forward, hash change), with the previous URL as the referrer. The check
  * waits a frame so the route has rendered its title, and a router firing several of these for one navigation
- * sends one page view. Returns a function that stops it.
+ * sends one page view. URLs are compared as they go on the wire (see `wireUrl`): a fragment that carries parameters
+ * (an OAuth callback's `#access_token=...`, then removed by `replaceState`) makes no page view. Returns a function
+ * that stops it.
  */
 export function trackPageViews(send: (page: RecordedPage) => void): () => void {
-  let last = location.href;
+  let last = wireUrl(location.href);
   let pending = false;
   send([last, document.title, document.referrer]);
   const check = () => {
     pending = false;
-    const url = location.href;
+    const url = wireUrl(location.href);
     if (url == last) return;
     send([url, document.title, last]);
     last = url;

@@ -30,7 +30,16 @@ export interface ContextParts {
   hints?: Hints;
 }
 
-/** Page context from a URL, title and referrer (what the snippet records at call time). */
+/**
+ * A URL as it goes on the wire (CONTRACT section 4): its query string stays, and its fragment stays only when it
+ * carries no parameters. A fragment with a `=` or `&` before any `?` of its own (`#access_token=...&state=...`, an
+ * OAuth or magic-link callback: browsers never send fragments to servers) is dropped with its `#`; any other keeps
+ * its part before such a `?`: a route (`#/cart/42`, `#!/cart`; `#/cart?step=2` keeps `#/cart`) or a plain anchor
+ * (`#section`). Pure.
+ */
+export const wireUrl = (url: string): string => url.replace(/#[^?]*[=&][^]*|(#[^?]*)[^]*/, '$1');
+
+/** Page context from a URL, title and referrer (what the snippet records at call time); URLs as `wireUrl` gives them. */
 export function pageContext(url: string, title: string, referrer: string): PageContext {
   let path = '/';
   let search = '';
@@ -41,7 +50,7 @@ export function pageContext(url: string, title: string, referrer: string): PageC
   } catch {
     // a relative or odd URL: keep the defaults rather than fail the call
   }
-  return { path, referrer: String(referrer), search, title: String(title), url: String(url) };
+  return { path, referrer: wireUrl(String(referrer)), search, title: String(title), url: wireUrl(String(url)) };
 }
 
 /** `context.campaign` from the `utm_*` parameters of a query string (`utm_campaign` is `name`); undefined when there are none. */

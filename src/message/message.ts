@@ -2,7 +2,7 @@ import type { AnalyticsError, JSONObject, JSONValue, Message, MessageContext, Me
 import type { NormalisedCall } from './call';
 import { analyticsError, describe } from './errors';
 import { merge } from './context';
-import { byteLength, MESSAGE_LIMIT, ownKeys, sanitize, stringify, timestamp } from './validate';
+import { byteLength, MESSAGE_LIMIT, ownKeys, sanitize, stringify, timestamp, tooLarge } from './validate';
 
 /** The visitor as stored when the call is made. */
 export interface Visitor {
@@ -39,6 +39,9 @@ export interface BuiltMessage {
 }
 
 const OBJECTS = ['properties', 'traits'];
+
+/** Whether `sanitize` stopped for a copy over the message limit (anything else thrown is the page's data failing). */
+const over = (e: unknown) => (e as AnalyticsError | undefined)?.code == 'message_too_large';
 const isObject = (v: unknown): v is JSONObject => !!v && typeof v == 'object' && !Array.isArray(v);
 
 /**
@@ -76,7 +79,7 @@ export function buildMessage(parts: MessageParts): BuiltMessage | AnalyticsError
     callContext = options.context == null ? undefined : sanitize(options.context);
     callIntegrations = options.integrations == null ? undefined : sanitize(options.integrations);
   } catch (e) {
-    return analyticsError('invalid_payload', `could not read the call's data: ${describe(e)}`);
+    return over(e) ? tooLarge([parts.messageId]) : analyticsError('invalid_payload', `could not read the call's data: ${describe(e)}`);
   }
   for (const k of OBJECTS) if (k in fields && !isObject(clean[k])) return analyticsError('invalid_payload', `${k} must be an object`);
   if (callContext !== undefined && !isObject(callContext)) return analyticsError('invalid_payload', 'context must be an object');
@@ -117,7 +120,7 @@ export function buildMessage(parts: MessageParts): BuiltMessage | AnalyticsError
   const message = rest as unknown as Message;
   message.context = context;
   const bytes = quick || byteLength(stringify(message as unknown as JSONValue));
-  if (bytes > MESSAGE_LIMIT) return analyticsError('message_too_large', `message is ${bytes} bytes, over the ${MESSAGE_LIMIT} limit`, [message.messageId]);
+  if (bytes > MESSAGE_LIMIT) return tooLarge([message.messageId], bytes);
   return { message, bytes };
 }
 
@@ -138,7 +141,7 @@ export function checkMessage(original: Message, changed: unknown): BuiltMessage 
   try {
     m = sanitize(changed);
   } catch (e) {
-    return bad(`could not read the message: ${describe(e)}`);
+    return over(e) ? tooLarge(ids) : bad(`could not read the message: ${describe(e)}`);
   }
   if (!isObject(m)) return bad('the message must be an object');
   m.type = original.type;
@@ -157,6 +160,6 @@ export function checkMessage(original: Message, changed: unknown): BuiltMessage 
   }
   for (const k of ownKeys(m.integrations)) if (typeof m.integrations[k] != 'boolean') return bad(`integrations.${k} must be true or false`);
   const bytes = byteLength(stringify(m));
-  if (bytes > MESSAGE_LIMIT) return analyticsError('message_too_large', `message is ${bytes} bytes, over the ${MESSAGE_LIMIT} limit`, ids);
+  if (bytes > MESSAGE_LIMIT) return tooLarge(ids, bytes);
   return { message: m as Message, bytes };
 }

@@ -1,7 +1,14 @@
 import type { JSONValue } from './types';
+import { analyticsError } from './errors';
 
 /** Largest serialised message the service processes (spec 000 section 8: 32 KB, read as 32,000 bytes). */
 export const MESSAGE_LIMIT = 32000;
+/**
+ * The refusal of a message over `MESSAGE_LIMIT` bytes serialised: `bytes` its size, when it was measured (a copy that
+ * `sanitize` stopped is only known to be over).
+ */
+export const tooLarge = (ids?: string[], bytes?: number) =>
+  analyticsError('message_too_large', `message is ${bytes || 'more than ' + MESSAGE_LIMIT} bytes, over the ${MESSAGE_LIMIT} limit`, ids);
 /** Largest request body the service processes (spec 000 section 8: 500 KB, read as 500,000 bytes). */
 export const BATCH_LIMIT = 500000;
 
@@ -30,7 +37,8 @@ export function byteLength(s: string): number {
 const objectProto = Object.prototype;
 const isArray = Array.isArray;
 const dateToISO = Date.prototype.toISOString;
-const hasOwn = objectProto.hasOwnProperty;
+/** `Object.prototype.hasOwnProperty` as the bundle found it: `hasOwn.call(o, k)` (STYLE 17: decisions are own properties). */
+export const hasOwn = objectProto.hasOwnProperty;
 
 /**
  * The own enumerable string keys of `o`, in `Object.keys` order, without `Object.keys` (Prototype.js 1.6 replaces it
@@ -73,12 +81,32 @@ let lastIso: string | undefined;
  * - BigInt → its decimal string; NaN and ±Infinity → null;
  * - functions, symbols and `undefined` → left out of objects, null inside arrays (as JSON.stringify does);
  * - Map → object, Set → array; a cycle → the string "[Circular]";
- * - keys such as `__proto__` stay plain data and never reach a prototype.
- * Throws only if reading the value throws (a getter or `toJSON` that throws).
+ * - a `__proto__` key, and a `constructor` key holding an object, are left out (`constructor.prototype`: a deep merge
+ *   downstream, in a site's middleware or a warehouse loader, would write through them into a prototype); other
+ *   keys never reach a prototype either;
+ * An object referenced many times is copied at every place, as JSON.stringify writes it; once the copy is certainly
+ * over `MESSAGE_LIMIT` serialised, it stops with a `message_too_large` error (one object referenced twice on each of
+ * 30 levels is 2^30 copies: the page would freeze). Throws too if reading the value throws (a getter or `toJSON`).
  */
-export function sanitize(value: unknown, seen: object[] = [], json = true): JSONValue | undefined {
+export function sanitize(value: unknown): JSONValue | undefined {
+  // (a page's toJSON or getter may call the library meanwhile: that copy counts on its own, and leaves this one's
+  // count as it was, or at 0 when it stopped)
+  const outer = size;
+  size = 0;
+  const out = copy(value, []);
+  size = outer;
+  return out;
+}
+
+// A lower bound of the serialised bytes of the copy `sanitize` is making: its strings' and keys' UTF-16 units, and
+// two per object.
+let size = 0;
+
+function copy(value: unknown, seen: object[], ofToJSON?: 1): JSONValue | undefined {
   switch (typeof value) {
     case 'string':
+      size += value.length;
+      return value;
     case 'boolean':
       return value;
     case 'number':
@@ -96,7 +124,7 @@ export function sanitize(value: unknown, seen: object[] = [], json = true): JSON
   let v: any = value;
   // Once per value, as JSON.stringify does: a toJSON returning `this` (or a copy of it) must not recurse. One that
   // a page put on Array.prototype or Object.prototype is the page's business, never the wire's.
-  if (json && !isArray(v) && typeof v.toJSON == 'function' && v.toJSON !== (objectProto as any).toJSON) return sanitize(v.toJSON(), seen, false);
+  if (!ofToJSON && !isArray(v) && typeof v.toJSON == 'function' && v.toJSON !== (objectProto as any).toJSON) return copy(v.toJSON(), seen, 1);
   if (v instanceof Map) v = Object.fromEntries(v);
   else if (v instanceof Set) v = [...v];
   seen.push(value);
@@ -104,7 +132,7 @@ export function sanitize(value: unknown, seen: object[] = [], json = true): JSON
   if (isArray(v)) {
     out = [];
     for (const x of v) {
-      const s = sanitize(x, seen);
+      const s = copy(x, seen);
       out.push(s === undefined ? null : s);
     }
   } else {
@@ -112,11 +140,12 @@ export function sanitize(value: unknown, seen: object[] = [], json = true): JSON
     // (own keys in Object.keys order, as `ownKeys` gives them, without an array per object)
     for (const k in v)
       if (hasOwn.call(v, k)) {
-        const s = sanitize(v[k], seen);
-        if (s !== undefined) setOwn(out, k, s);
+        const s = copy(v[k], seen);
+        if (s !== undefined && k != '__proto__' && (k != 'constructor' || typeof s != 'object')) setOwn(out, k, s), (size += k.length);
       }
   }
   seen.pop();
+  if ((size += 2) > MESSAGE_LIMIT) throw ((size = 0), tooLarge());
   return out;
 }
 

@@ -1,3 +1,5 @@
+import { hasOwn, ownKeys } from '../message/validate';
+
 /**
  * Consent and opt-out (CONTRACT sections 2-3): which state a page is in, as a pure function of the site's consent
  * categories, the visitor's decision and the state before it.
@@ -15,22 +17,25 @@ export type Preferences = Record<string, boolean>;
 /**
  * The state after a decision; pure. Without consent categories the page is open. Every listed category granted:
  * open. One refused: denied, or, when consent was granted before (a withdrawal), pending again (calls are held, the
- * site can ask again). Otherwise (no decision yet, or not on every listed category): pending.
+ * site can ask again). Otherwise (no decision yet, or not on every listed category): pending. Only the decision's own
+ * properties count: a category the page put on `Object.prototype` (or named like one of its members) is undecided.
  */
 export function decide(categories: string[] | undefined, preferences: Preferences | undefined, before: Gate): Gate {
   if (!categories) return 'open';
-  if (preferences && categories.every((c) => preferences[c] === true)) return 'open';
-  if (preferences && categories.some((c) => preferences[c] === false)) return before == 'open' ? 'pending' : 'denied';
+  const is = (v: boolean) => (c: string) => hasOwn.call(preferences, c) && preferences![c] === v;
+  if (preferences && categories.every(is(true))) return 'open';
+  if (preferences && categories.some(is(false))) return before == 'open' ? 'pending' : 'denied';
   return before == 'denied' ? 'denied' : 'pending';
 }
 
-/** The decision as messages carry it: only boolean values; undefined when `value` is not an object. */
+/** The decision as messages carry it: its own boolean values; undefined when `value` is not an object. */
 export function preferencesOf(value: unknown): Preferences | undefined {
   if (!value || typeof value != 'object' || Array.isArray(value)) return undefined;
   const out: Preferences = {};
-  for (const k of Object.keys(value)) {
+  for (const k of ownKeys(value)) {
     const v = (value as Record<string, unknown>)[k];
-    if (typeof v == 'boolean' && k != '__proto__') out[k] = v;
+    // (a `__proto__` key: a boolean does not set a prototype, and it is no own property then, so it is left out)
+    if (typeof v == 'boolean') out[k] = v;
   }
   return out;
 }

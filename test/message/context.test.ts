@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildContext, campaign, deviceType, freeze, LIBRARY, merge, osFromUserAgent, pageContext, type Environment } from '../../src/message/context';
+import { buildContext, campaign, deviceType, freeze, LIBRARY, merge, osFromUserAgent, pageContext, wireUrl, type Environment } from '../../src/message/context';
 
 const UA = {
   android: 'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Mobile Safari/537.36',
@@ -41,6 +41,47 @@ describe('pageContext', () => {
 
   it('does not throw on a URL it cannot parse', () => {
     expect(pageContext('not a url', 'T', '')).toEqual({ path: '/', referrer: '', search: '', title: 'T', url: 'not a url' });
+  });
+});
+
+describe('wireUrl', () => {
+  it('drops a fragment that carries parameters, keeping the query string', () => {
+    expect(wireUrl('https://a.example/cb?code=1#access_token=XYZ&state=s')).toBe('https://a.example/cb?code=1');
+    expect(wireUrl('https://a.example/#access_token=XYZ')).toBe('https://a.example/');
+    expect(wireUrl('https://a.example/#a&b')).toBe('https://a.example/');
+    // a route that carries them in its own path is dropped whole (`#/access_token=...`, hash routers' OAuth callbacks)
+    expect(wireUrl('https://a.example/app#/access_token=XYZ&state=s')).toBe('https://a.example/app');
+    expect(wireUrl('https://a.example/app#!/id_token=XYZ')).toBe('https://a.example/app');
+  });
+
+  it('keeps a route fragment, without the parameters after its own ?', () => {
+    expect(wireUrl('https://a.example/app?x=1#/cart/42')).toBe('https://a.example/app?x=1#/cart/42');
+    expect(wireUrl('https://a.example/app#!/cart')).toBe('https://a.example/app#!/cart');
+    expect(wireUrl('https://a.example/app#/cart?step=2&token=XYZ')).toBe('https://a.example/app#/cart');
+    expect(wireUrl('https://a.example/app#/search?q')).toBe('https://a.example/app#/search');
+  });
+
+  it('keeps a plain anchor and a URL without a fragment as they are', () => {
+    expect(wireUrl('https://a.example/docs#section-2')).toBe('https://a.example/docs#section-2');
+    expect(wireUrl('https://a.example/docs?a=1&b=2')).toBe('https://a.example/docs?a=1&b=2');
+    expect(wireUrl('')).toBe('');
+  });
+});
+
+describe('pageContext (URLs on the wire)', () => {
+  it('drops a fragment that carries parameters from url and referrer, and leaves path and search alone', () => {
+    expect(pageContext('https://a.example/reset?token=T#access_token=XYZ&state=s', 'T', 'https://a.example/cb#id_token=XYZ')).toEqual({
+      path: '/reset',
+      referrer: 'https://a.example/cb',
+      search: '?token=T',
+      title: 'T',
+      url: 'https://a.example/reset?token=T',
+    });
+    expect(pageContext('https://a.example/app#/cart/42', 'T', 'https://a.example/app#!/home')).toMatchObject({
+      url: 'https://a.example/app#/cart/42',
+      referrer: 'https://a.example/app#!/home',
+      path: '/app',
+    });
   });
 });
 

@@ -20,6 +20,36 @@ describe('decide', () => {
     expect(decide(cats, { other: true }, 'denied')).toBe('denied');
     expect(decide(cats, { analytics: true, ads: true }, 'denied')).toBe('open');
   });
+  it('reads only the decision\'s own properties, never Object.prototype (a page\'s pollution decides nothing)', () => {
+    const proto = Object.prototype as any;
+    try {
+      proto.analytics = true;
+      proto.ads = true;
+      expect(decide(cats, {}, 'pending')).toBe('pending');
+      expect(decide(cats, preferencesOf({}), 'pending')).toBe('pending');
+      expect(decide(cats, preferencesOf({ C0004: true }), 'pending')).toBe('pending');
+      expect(decide(cats, preferencesOf({ analytics: true }), 'pending')).toBe('pending');
+      expect(decide(cats, preferencesOf({ analytics: true, ads: true }), 'pending')).toBe('open');
+      proto.analytics = false;
+      expect(decide(cats, preferencesOf({}), 'open')).toBe('pending');
+      expect(decide(cats, preferencesOf({ other: true }), 'pending')).toBe('pending');
+    } finally {
+      delete proto.analytics;
+      delete proto.ads;
+    }
+  });
+  it('takes no category named like a member of Object.prototype as decided', () => {
+    for (const c of ['constructor', 'toString', 'hasOwnProperty', '__proto__'])
+      expect(decide([c], preferencesOf({}), 'pending'), c).toBe('pending');
+    expect(decide(['constructor'], preferencesOf({ constructor: true }), 'pending')).toBe('open');
+    // a __proto__ key is never a decision (nor carried)
+    expect(decide(['__proto__'], preferencesOf(JSON.parse('{"__proto__": true}')), 'pending')).toBe('pending');
+  });
+  it('keeps own boolean preferences only, as own data', () => {
+    const out = preferencesOf(Object.assign(Object.create({ inherited: true }), { own: true }));
+    expect(out).toEqual({ own: true });
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+  });
   it('keeps boolean preferences only', () => {
     expect(preferencesOf({ a: true, b: 'yes', c: false })).toEqual({ a: true, c: false });
     expect(preferencesOf(null)).toBeUndefined();
