@@ -1,5 +1,7 @@
 import type { RecordedPage } from './types';
 import { stringify } from '../message/validate';
+import { batchUrl, ownOptions } from './config';
+import type { LoadOptions } from '../message/types';
 
 declare const __BUFFER_KEY__: string;
 
@@ -16,6 +18,22 @@ export const BUFFER_GRACE_MS = 5000;
 
 /** How long calls taken from another page stay marked done in the buffer (a late bundle of that page skips them). */
 export const DONE_KEPT_MS = 600000;
+
+/**
+ * A buffered call older than this is dropped by the first bundle that reads the buffer (the queue's default
+ * `maxAgeMs`): a page whose bundle never comes, and no page of the calls' write key and host, leaves nothing for good.
+ */
+export const BUFFER_MAX_AGE_MS = 6048e5;
+
+/**
+ * The binding of a page's calls (CONTRACT section 6): the write key and batch URL its recorded `load(writeKey,
+ * options)` names (the first one: the one its bundle runs). Another page replays them only under the same ones.
+ */
+export function bindingOf(args: unknown[]): string {
+  const o = ownOptions(args[1] as LoadOptions);
+  const url = batchUrl(o.apiHost, o.region);
+  return args[0] + ' ' + (url[0] == '/' ? location.origin : '') + url;
+}
 
 // The calls of another page worth replaying: those that make a message or change the identity.
 const REPLAYED = /^(identify|track|page|pageview|screen|group|alias|reset|setAnonymousId|ecommerce\.\w+|semantic\.\w+)$/;
@@ -63,16 +81,24 @@ export interface BufferPlan {
  * Plans the take-over of the buffer at `now`; pure. This page (`own`, with the calls its stub recorded in memory)
  * takes its own calls, except those the buffer shows another page's bundle claimed. It takes another page's calls
  * once that page gave no news for `BUFFER_GRACE_MS` (its bundle never came: the page is gone, or it will find them
- * claimed), and calls claimed by a page that did not finish with them within that time. Taken calls are claimed in
- * the returned buffer.
+ * claimed), and calls claimed by a page that did not finish with them within that time; of another page, only
+ * calls whose page's recorded `load` has this page's binding `bound` (`bindingOf`): none when this page has no
+ * binding, nor of a page with no `load` in the buffer (consent-pending, or pushed out by 100 later calls), which
+ * wait for their own bundle, or expire. Taken calls are claimed in the returned buffer, and calls older than
+ * `BUFFER_MAX_AGE_MS` are left out of it.
  */
-export function planBuffer(buffer: BufferedCall[], recorded: BufferedCall[], own: number | undefined, now: number): BufferPlan {
+export function planBuffer(buffer: BufferedCall[], recorded: BufferedCall[], own: number | undefined, now: number, bound?: string): BufferPlan {
+  buffer = buffer.filter((c) => now - c[3] < BUFFER_MAX_AGE_MS);
   const news = new Map<number, number>();
-  for (const c of buffer) news.set(c[4], Math.max(news.get(c[4]) || 0, c[6] || c[3]));
+  const bindings = new Map<number, string>();
+  for (const c of buffer) {
+    news.set(c[4], Math.max(news.get(c[4]) || 0, c[6] || c[3]));
+    if (c[0] == 'load' && !bindings.has(c[4])) bindings.set(c[4], bindingOf(c[1]));
+  }
   let next: number | undefined;
   // Another page's calls, and this page's calls that another page claimed and did not finish with in time.
   const others = buffer.filter((c) => {
-    if (c[7] || !REPLAYED.test(c[0]) || (c[4] === own && !c[6])) return false;
+    if (c[7] || !REPLAYED.test(c[0]) || (c[4] === own ? !c[6] : !bound || bindings.get(c[4]) !== bound)) return false;
     const free = (c[6] || news.get(c[4])!) + BUFFER_GRACE_MS;
     if (free <= now) return true;
     next = Math.min(next ?? free, free);
@@ -91,25 +117,31 @@ export function planBuffer(buffer: BufferedCall[], recorded: BufferedCall[], own
  * Takes over the buffer: claims what `planBuffer` gives this page, runs each call through `replay` (which returns
  * the call's promise, if any), and once their messages are queued removes this page's calls from the buffer and
  * marks the other pages' calls done (a page whose bundle comes late then knows they were sent). Looks again when
- * another page's calls come due.
+ * another page's calls come due. `bound`: this page's binding (`bindingOf` its recorded `load`), if it has one.
  */
-export function takeOverBuffer(recorded: BufferedCall[], own: number | undefined, replay: (call: BufferedCall) => unknown) {
-  const plan = planBuffer(readBuffer(), recorded, own, Date.now());
+export function takeOverBuffer(recorded: BufferedCall[], own: number | undefined, replay: (call: BufferedCall) => unknown, bound?: string) {
+  const read = readBuffer();
+  const plan = planBuffer(read, recorded, own, Date.now(), bound);
   const taken = (c: BufferedCall) => plan.take.some((t) => same(t, c));
-  if (plan.take.length) writeBuffer(plan.buffer);
+  if (plan.take.length || plan.buffer.length < read.length) writeBuffer(plan.buffer);
   const queued = plan.take.map((c) => Promise.resolve(replay(c)).catch(() => {}));
   Promise.all(queued).then(() => {
     if (!plan.take.length && !plan.buffer.some((c) => c[4] === own)) return;
     const adoptedPages = new Set(plan.take.map((c) => c[4]));
+    const buffer = readBuffer();
+    // Pages with calls still to send (claimed by a page at work): their `load` stays, it binds them.
+    const left = new Set(buffer.filter((c) => REPLAYED.test(c[0]) && !taken(c) && !c[7]).map((c) => c[4]));
+    const replayed = (c: BufferedCall) => REPLAYED.test(c[0]) || (c[0] == 'load' && left.has(c[4]));
     writeBuffer(
-      readBuffer()
+      buffer
         // This page's calls it took, or that another page sent, are done with, and so are those no page replays (its
-        // `load`); so are another page's calls that are not replayed, once that page is adopted.
-        .filter((c) => !(c[4] === own && (taken(c) || c[7] || !REPLAYED.test(c[0]))) && (taken(c) || !adoptedPages.has(c[4]) || REPLAYED.test(c[0])))
+        // `load`, unless calls it binds are left); so are another page's calls that are not replayed, once that page
+        // is adopted.
+        .filter((c) => !(c[4] === own && (taken(c) || c[7] || !replayed(c))) && (taken(c) || !adoptedPages.has(c[4]) || replayed(c)))
         .map((c) => (taken(c) ? mark(c, c[6] || Date.now(), 1) : c))
         // A done mark matters only while the page it came from might still be loading its bundle.
-        .filter((c) => !c[7] || Date.now() - c[6]! < DONE_KEPT_MS),
+        .filter((c) => (!c[7] || Date.now() - c[6]! < DONE_KEPT_MS) && Date.now() - c[3] < BUFFER_MAX_AGE_MS),
     );
   });
-  if (plan.next) setTimeout(() => takeOverBuffer([], own, replay), plan.next - Date.now());
+  if (plan.next) setTimeout(() => takeOverBuffer([], own, replay, bound), plan.next - Date.now());
 }

@@ -15,6 +15,12 @@ export interface QueueRecord {
   attempts: number;
   /** The tab that sends it (see locks.ts); another tab adopts it only when that tab is gone. */
   owner: string;
+  /**
+   * Where it may be sent: the write key and batch URL it was queued under (`source` of `createQueue`), set by `add`.
+   * Only a page with the same ones adopts it (CONTRACT section 6). A record of an earlier version has none: the page
+   * that adopts it sends it, as that version did.
+   */
+  source?: string;
 }
 
 /** Queue bounds: a call that would pass the count or bytes bound is refused (`queue_full`); older records expire. */
@@ -130,7 +136,7 @@ function orphanClock() {
  * This tab's queue: an ordered in-memory list of its records, written through to IndexedDB (one transaction per
  * burst of calls) so a closed page's messages are sent by the next load; falls back to memory when IndexedDB fails.
  */
-export function createQueue(owner: string, bounds: QueueBounds, events: QueueEvents) {
+export function createQueue(owner: string, bounds: QueueBounds, events: QueueEvents, source?: string) {
   const records: QueueRecord[] = [];
   const persist = openStore(events._fallback);
   let bytes = 0;
@@ -207,6 +213,7 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
       expire(record.queuedAt);
       if (overBounds(bounds, records.length, bytes + record.bytes))
         return analyticsError('queue_full', `the queue is full (${records.length} messages, ${bytes} bytes)`, [record.id]);
+      record.source = source;
       records.push(record);
       bytes += record.bytes;
       return writer._write(record);
@@ -261,8 +268,14 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
      * not yet adopted may be (0 when none): the caller looks again then.
      */
     async _adopt(isOrphan: (r: QueueRecord) => boolean, graceMs = 0, held: () => boolean = () => true): Promise<{ left: number; due: number }> {
-      const stored = ((await persist((idb) => values<QueueRecord>(idb))) || []).filter((r) => r && r.id && r.message);
       const now = Date.now();
+      const all = ((await persist((idb) => values<QueueRecord>(idb))) || []).filter((r) => r && r.id && r.message);
+      // Another write key's or host's records are not ours to send, or to count: they wait for a page with theirs,
+      // and are deleted here once older than this page's bound (none may come again).
+      const foreign = all.filter((r) => r.source && r.source != source);
+      const stale = foreign.filter((r) => now - r.queuedAt > bounds.maxAgeMs).map((r) => r.id);
+      if (stale.length) forget(stale);
+      const stored = all.filter((r) => !foreign.includes(r));
       const mine = new Set(records.map((r) => r.id));
       // Only orphans: this tab's own records live in memory, which is authoritative. One of ours read here may be
       // one just delivered whose delete has not committed yet; taking it back would send it twice.

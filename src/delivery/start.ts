@@ -53,13 +53,19 @@ export function startDelivery(s: DeliverySettings): Delivery {
   // Another tab's lock was released (that tab is gone): its records are orphans, adopted now.
   const tabs = createTabs(owner, () => adopt().then(scheduler.notify));
   let fellBack = false;
-  const queue = createQueue(owner, s.bounds, {
-    _expired: (ids) => report(analyticsError('expired', `${ids.length} queued message(s) older than queue.maxAgeMs dropped`, ids)),
-    _fallback: (e) => {
-      if (!fellBack) report(analyticsError('storage_unavailable', `IndexedDB is unusable (${describe(e)}): messages are kept in this page's memory`));
-      fellBack = true;
+  const queue = createQueue(
+    owner,
+    s.bounds,
+    {
+      _expired: (ids) => report(analyticsError('expired', `${ids.length} queued message(s) older than queue.maxAgeMs dropped`, ids)),
+      _fallback: (e) => {
+        if (!fellBack) report(analyticsError('storage_unavailable', `IndexedDB is unusable (${describe(e)}): messages are kept in this page's memory`));
+        fellBack = true;
+      },
     },
-  });
+    // The records' binding (CONTRACT section 6): the write key is in the page's source already, so kept as it is.
+    s.writeKey + ' ' + s.url,
+  );
   const transport = createTransport();
   const handoff = createHandoff({ ...s, _queue: queue, _transport: transport });
   const scheduler = createScheduler({ ...s, _queue: queue, _tabs: tabs, _transport: transport, _handoff: handoff });

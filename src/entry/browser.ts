@@ -1,7 +1,7 @@
 // The IIFE bundle (dist/analytics.min.js): takes over the snippet's stub, or stands alone.
 import { createAnalytics } from '../api/analytics';
 import { addHelpers } from '../helpers/add-helpers';
-import { takeOverBuffer, type BufferedCall } from '../api/buffer';
+import { bindingOf, takeOverBuffer, type BufferedCall } from '../api/buffer';
 import type { DebugTools } from '../debug/debug';
 import type { PluginRunner } from '../extend/plugins';
 import { createTransforms } from '../extend/transforms';
@@ -64,7 +64,7 @@ function takeOver() {
   const once = (c: BufferedCall) => (done.has(c) ? undefined : (done.add(c), replay(c[0], c[1], c[2], c[3])));
   calls.filter((c) => EARLY.test(c[0])).forEach(once);
   const recorded = (storage: boolean) =>
-    storage ? takeOverBuffer(calls, stub && stub.pid, once) : calls.forEach((c) => c[0] != 'load' && once(c));
+    storage ? takeOverBuffer(calls, stub && stub.pid, once, loadCall && bindingOf(loadCall[1])) : calls.forEach((c) => c[0] != 'load' && once(c));
   const loadCall = calls.find((c) => c[0] == 'load');
   if (loadCall) load(...(loadCall[1] as [string, object?]), recorded);
   else recorded(true);

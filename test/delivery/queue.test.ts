@@ -431,6 +431,37 @@ describe('createQueue', () => {
       expect(await b._adopt(() => true)).toEqual({ left: 0, due: 0 });
     });
 
+    it('adopts only the records queued under its own write key and batch URL (CONTRACT section 6)', async () => {
+      const k1 = createQueue('A', WIDE, events(), 'K1 https://h1.example/v1/batch');
+      await k1.add(rec(1, 'A'));
+      const k2 = createQueue('C', WIDE, events(), 'K2 https://h1.example/v1/batch');
+      await k2.add(rec(2, 'C'));
+      const h2 = createQueue('D', WIDE, events(), 'K1 https://h2.example/v1/batch');
+      await h2.add(rec(3, 'D'));
+      expect((await stored()).map((r) => r.source)).toEqual(['K1 https://h1.example/v1/batch', 'K2 https://h1.example/v1/batch', 'K1 https://h2.example/v1/batch']);
+      // every tab is gone: each page takes only its own source's records
+      const b = createQueue('B', WIDE, events(), 'K2 https://h1.example/v1/batch');
+      expect(await b._adopt(() => true)).toEqual({ left: 0, due: 0 });
+      expect(ids(b)).toEqual(['id-0002']);
+      const e = createQueue('E', WIDE, events(), 'K1 https://h1.example/v1/batch');
+      await e._adopt(() => true);
+      expect(ids(e)).toEqual(['id-0001']);
+      // the other host's record waits, untouched
+      expect((await stored()).find((r) => r.id == 'id-0003')!.owner).toBe('D');
+    });
+
+    it("adopts a record of the earlier version (no source) under its own, and deletes another source's expired ones", async () => {
+      const old = createQueue('A', WIDE, events());
+      await old.add(rec(1, 'A'));
+      const other = createQueue('C', WIDE, events(), 'K2 u');
+      await other.add(rec(2, 'C', { queuedAt: Date.now() - 2000 }));
+      await other.add(rec(3, 'C'));
+      const b = createQueue('B', { ...WIDE, maxAgeMs: 1000 }, events(), 'K1 u');
+      await b._adopt(() => true);
+      expect(ids(b)).toEqual(['id-0001']);
+      expect(await storedIds()).toEqual(['id-0001', 'id-0003']);
+    });
+
     it("adopts nothing once the tabs' lock is no longer held (the page left while it read the store)", async () => {
       const a = createQueue('A', WIDE, events());
       await Promise.all([a.add(rec(1, 'A')), a.add(rec(2, 'A'))]);
