@@ -14,7 +14,8 @@ const CHUNK = '**/dist/analytics.debug.min.js*';
 
 /** The URLs of the chunk the page fetches, as it fetches them. */
 function chunkFetches(page: Page): string[] {
-  const fetched = chunkFetches(page);
+  const fetched: string[] = [];
+  page.on('request', (r) => void (r.url().includes('analytics.debug.min.js') && fetched.push(r.url())));
   return fetched;
 }
 
