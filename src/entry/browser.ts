@@ -22,7 +22,8 @@ const found = w.analytics;
 const stub: any = Array.isArray(found) ? found : undefined;
 // `document.currentScript` and `document.head` read through Document.prototype's getters: an element named like them
 // (`<img name="currentScript" src="https://elsewhere/x.js">`) shadows them on `document` itself.
-const doc = (name: string) => Object.getOwnPropertyDescriptor(Document.prototype, name)!.get!.call(document);
+// (A DOM without them there, as a test DOM: read on `document`.)
+const doc = (name: 'currentScript' | 'head') => (Object.getOwnPropertyDescriptor(Document.prototype, name)?.get || (() => document[name])).call(document);
 // The lazy chunk (dist/analytics.debug.min.js: the debug tools and the plugin runner) lives next to this bundle;
 // inserted on `debug(true)` or the first `register` only, with this script's nonce (a strict CSP allows it then), and,
 // when this script is checked by Subresource Integrity, with the chunk's own hash (known at build time) and this
