@@ -16,6 +16,13 @@ const constants = () => ({
   name: 'constants',
   transform: (code) => ({ code: code.replaceAll('__VERSION__', pkg.version).replaceAll('__CDN_URL__', JSON.stringify(CDN_URL)).replaceAll('__BUFFER_KEY__', JSON.stringify(BUFFER_KEY)), map: null }),
 });
+// `'__CHUNK_SRI__'` in the bundle's source: the SRI hash of the lazy chunk, built by the configuration before it; the
+// bundle sets it on the chunk's <script> when its own <script> has an `integrity` (a site that pins the bundle pins
+// what it loads too).
+const chunkSri = () => ({
+  name: 'chunk-sri',
+  transform: (code) => (code.includes('__CHUNK_SRI__') ? { code: code.replaceAll('__CHUNK_SRI__', sriOf('analytics.debug.min.js')), map: null } : null),
+});
 // `import stub from 'virtual:snippet'`: the minified stub built by the first configuration below.
 const snippetText = () => ({
   name: 'snippet-text',
@@ -73,6 +80,13 @@ export default [
     plugins: [constants(), ts(), min({ toplevel: true })],
   },
   {
+    // The lazy chunk, loaded by the bundle on `debug(true)` or the first `register()`. Built before the bundle, which
+    // carries its SRI hash.
+    input: 'src/entry/debug-browser.ts',
+    output: { file: 'dist/analytics.debug.min.js', format: 'iife' },
+    plugins: [ts(), min()],
+  },
+  {
     input: 'src/entry/browser.ts',
     output: {
       file: 'dist/analytics.min.js',
@@ -83,13 +97,7 @@ export default [
       // window.Promise: old polyfills and libraries replace it. (async/await already use the engine's own.)
       intro: 'const Promise = (async () => {})().constructor;',
     },
-    plugins: [constants(), nodeResolve({ browser: true }), ts(), min()],
-  },
-  {
-    // Loaded by the bundle on `debug(true)` only.
-    input: 'src/entry/debug-browser.ts',
-    output: { file: 'dist/analytics.debug.min.js', format: 'iife' },
-    plugins: [ts(), min(), sriManifest()],
+    plugins: [constants(), chunkSri(), nodeResolve({ browser: true }), ts(), min(), sriManifest()],
   },
   {
     // The npm entries, `svc-analytics` (index) and `svc-analytics/core` (without the helper namespaces), as .mjs

@@ -14,11 +14,21 @@ export interface LazyChunk {
 
 const w = window as any;
 const EARLY = /^(on|once|off|register|add(Source|Destination|Integration)Middleware)$/;
-const stub = w.analytics;
+// What the page has at `window.analytics`: the snippet's stub (an array), the API of a copy of this bundle that ran
+// first (an object of this page with a `VERSION` string), or else nothing, or an element named like it
+// (`<img name="analytics">`, `<form id="analytics">`, `<iframe name="analytics">`, whose window may be of another
+// origin, where reading any property throws): this bundle starts anyway and defines `window.analytics`.
+const found = w.analytics;
+const stub: any = Array.isArray(found) ? found : undefined;
+// `document.currentScript` and `document.head` read through Document.prototype's getters: an element named like them
+// (`<img name="currentScript" src="https://elsewhere/x.js">`) shadows them on `document` itself.
+// (A DOM without them there, as a test DOM: read on `document`.)
+const doc = (name: 'currentScript' | 'head') => (Object.getOwnPropertyDescriptor(Document.prototype, name)?.get || (() => document[name])).call(document);
 // The lazy chunk (dist/analytics.debug.min.js: the debug tools and the plugin runner) lives next to this bundle;
-// inserted on `debug(true)` or the first `register` only, with this script's nonce (a strict CSP
-// allows it then). A chunk that failed to load is fetched again on the next need.
-const self = document.currentScript;
+// inserted on `debug(true)` or the first `register` only, with this script's nonce (a strict CSP allows it then), and,
+// when this script is checked by Subresource Integrity, with the chunk's own hash (known at build time) and this
+// script's `crossorigin`. A chunk that failed to load is fetched again on the next need.
+const self = doc('currentScript');
 const src = self instanceof HTMLScriptElement ? self.src : '';
 let chunk: Promise<LazyChunk> | undefined;
 const loadChunk = () =>
@@ -27,16 +37,22 @@ const loadChunk = () =>
     const s = document.createElement('script');
     // the bundle's file name replaced, its query kept (a version or a signature)
     s.src = src.replace(/[^/?#]*(?=[?#]|$)/, 'analytics.debug.min.js');
-    s.nonce = (self as HTMLScriptElement).nonce;
-    s.onload = () => (w.svcAnalyticsDebug && w.svcAnalyticsDebug.plugins ? loaded(w.svcAnalyticsDebug) : failed('not the library\'s chunk'));
+    s.nonce = self.nonce;
+    if (self.integrity) (s.integrity = '__CHUNK_SRI__'), (s.crossOrigin = self.crossOrigin);
+    s.onload = () => {
+      // what the chunk defined on window itself (an element named `svcAnalyticsDebug` is not), of the chunk's shape
+      const c = Object.getOwnPropertyDescriptor(w, 'svcAnalyticsDebug')?.value;
+      c?.plugins?.hook && c.tools?.log ? loaded(c) : failed("not the library's chunk");
+    };
     s.onerror = () => failed('the script failed to load');
-    document.head.appendChild(s);
+    doc('head').appendChild(s);
   }).catch((e) => {
     chunk = undefined;
     throw e;
   }));
-// A second copy of the bundle on the page leaves the first one in charge.
-if (!stub || !stub.VERSION) {
+// A second copy of the bundle on the page leaves the first one in charge. (`instanceof Object`: an object of this
+// page, whose properties can be read: not another window.)
+if (!(found instanceof Object && typeof found.VERSION == 'string')) {
   try {
     takeOver();
   } catch (e) {
@@ -50,7 +66,7 @@ function takeOver() {
     transforms: (settings, report) => createTransforms(settings, report, () => loadChunk().then((c) => c.plugins)),
   });
   addHelpers(api, helperDeps);
-  const calls: BufferedCall[] = Array.isArray(stub) ? stub.splice(0) : [];
+  const calls: BufferedCall[] = stub ? stub.splice(0) : [];
   w.analytics = api;
   // Pages that kept a reference to the stub array keep working: it gets the real methods too.
   if (stub) Object.assign(stub, api);

@@ -1,0 +1,21 @@
+// @vitest-environment node
+import { describe, it, expect } from 'vitest';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+
+// security-3 L10: the bundle knows its lazy chunk's SRI hash (built first, inlined by rollup.config.mjs), and
+// dist/sri.json lists both files (after `npm run build`).
+const sriOf = (file: string) => 'sha384-' + createHash('sha384').update(readFileSync(`dist/${file}`)).digest('base64');
+
+describe('SRI of the bundle and its lazy chunk', () => {
+  it('dist/sri.json lists the bundle and the chunk with their hashes', () => {
+    const sri = JSON.parse(readFileSync('dist/sri.json', 'utf8'));
+    expect(sri).toEqual({ 'analytics.min.js': sriOf('analytics.min.js'), 'analytics.debug.min.js': sriOf('analytics.debug.min.js') });
+    expect(readFileSync('dist/analytics.debug.min.js.sri', 'utf8').trim()).toBe(sri['analytics.debug.min.js']);
+  });
+  it("the bundle carries the chunk's hash, set as the chunk's integrity (with the bundle's crossorigin)", () => {
+    const js = readFileSync('dist/analytics.min.js', 'utf8');
+    expect(js).not.toContain('__CHUNK_SRI__');
+    expect(js).toMatch(new RegExp(`\\.integrity&&\\(\\w+\\.integrity="${sriOf('analytics.debug.min.js').replace(/[+/]/g, '\\$&')}",\\w+\\.crossOrigin=\\w+\\.crossOrigin\\)`));
+  });
+});
