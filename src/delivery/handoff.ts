@@ -6,9 +6,6 @@ import { planBatches, body, BODY_OVERHEAD } from './batch';
 import { KEEPALIVE_LIMIT } from './transport';
 import { note, unnote } from './exit-note';
 
-// Until src/api/analytics.ts calls `clearNote()` (exit-note.ts) instead of removing the key itself.
-export { NOTE_KEY } from './exit-note';
-
 /** What the hand-off needs from the rest of the library. */
 export interface HandoffDeps {
   _queue: Queue;
