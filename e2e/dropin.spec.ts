@@ -143,7 +143,10 @@ test.describe('a page written for analytics.js', () => {
     const s = await page.evaluate(() => (window as any).__site);
     expect(s.realAtReady, 'the ready callback runs with the real instance').toBe(true);
     expect(s.readyCalls).toBe(1);
-    expect(s.firstPage, 'once("page") on the stub: called for the snippet\'s page() only').toEqual(['/dropin.html']);
+    // (the 'page' event comes once the message is stored, which may be after the ready callback ran)
+    await expect
+      .poll(() => page.evaluate(() => (window as any).__site.firstPage), { message: 'once("page") on the stub: called for the snippet\'s page() only', timeout: 10_000 })
+      .toEqual(['/dropin.html']);
     expect(s.unwanted, 'off() on the stub removed the handler on() added before it').toBe(0);
     expect(s.groupAtReady).toEqual({ id: 'acme-inc', traits: { name: 'Acme Inc', plan: 'pro', seats: 5 } });
     expect(s.userAtReady).toEqual({ id: 'user-42', anonymousId: 'acme-anon-1' });

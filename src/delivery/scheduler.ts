@@ -54,6 +54,8 @@ export function createScheduler(d: SchedulerDeps) {
   // message id → whether its request was sent with keepalive (it survives page exit,
   // https://fetch.spec.whatwg.org/#concept-fetch-group-terminate, so the exit beacon skips it)
   const inflight = new Map<string, boolean>();
+  // Erasures so far (see `erased`): a request sent before one deals with no records and notes nothing as it ends.
+  let erasures = 0;
   const { _handoff: handoff } = d;
 
   const offline = () => !navigator.onLine;
@@ -89,6 +91,7 @@ export function createScheduler(d: SchedulerDeps) {
     const keepalive = d._transport._fits(bytes);
     ids.forEach((id) => inflight.set(id, keepalive));
     lastSent = Date.now();
+    const era = erasures;
     let answer = await d._transport._post(d.url, d.writeKey, payload, bytes, keepalive);
     // Whether a page exit took over this keepalive request, which failed without an answer (see `handoff._tookOver`).
     let tookOver = false;
@@ -104,6 +107,12 @@ export function createScheduler(d: SchedulerDeps) {
     }
     ids.forEach((id) => inflight.delete(id));
     const verdict = classify(answer.status);
+    // Erased meanwhile (consent withdrawn, opt-out): their records are gone, and nothing of them may be stored again
+    // (not even in the exit note, which an unfinished delete would leave behind), nor sent again.
+    if (era != erasures) {
+      if (verdict == 'ok') d.emit('delivered', messages);
+      return true;
+    }
     // An HTTP answer means this page saw the outcome after all: it deals with noted records itself (removal
     // below, or a retry). A network error keeps the note: the browser may still deliver the request.
     if (answer.status) handoff._answered(ids, verdict == 'ok');
@@ -168,6 +177,7 @@ export function createScheduler(d: SchedulerDeps) {
     _shown: handoff._shown,
     /** What was stored was erased (see `handoff._erased`): the requests in flight are noted at no exit. */
     erased() {
+      erasures++;
       inflight.forEach((_, id) => inflight.set(id, false));
       handoff._erased();
     },

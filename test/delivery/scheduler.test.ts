@@ -531,6 +531,27 @@ describe('createScheduler', () => {
       await done;
     });
 
+    it('a 2xx answer that arrives after an erasure removes nothing and leaves no note at the next exit', async () => {
+      stubBeacon(vi.fn(() => true));
+      let answer!: (v: unknown) => void;
+      vi.stubGlobal('fetch', vi.fn((..._a: unknown[]) => new Promise((r) => (answer = r))));
+      const { scheduler, queue, emit } = setup();
+      const sent = record();
+      queue.records.push(sent);
+      const done = scheduler.flush();
+      await drain();
+      // consent withdrawn: the store is emptied (by the queue), then the scheduler is told
+      queue.records.length = 0;
+      scheduler.erased();
+      answer({ status: 200, headers: { get: () => null } });
+      await done;
+      // (a removal started now would be cut off by the exit below and leave its ids noted)
+      expect(queue._remove).not.toHaveBeenCalled();
+      scheduler._exit('cached');
+      expect(note()).toBeNull();
+      expect(emit).toHaveBeenCalledWith('delivered', [sent.message]);
+    });
+
     it('keeps the messages queued during a backoff', async () => {
       const beacon = vi.fn(() => true);
       stubBeacon(beacon);
