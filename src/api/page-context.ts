@@ -1,4 +1,4 @@
-import type { MessageContext, PageContext, JSONValue } from '../message/types';
+import type { MessageContext, PageContext } from '../message/types';
 import type { Preferences } from '../privacy/consent';
 import type { RecordedPage } from './types';
 import { buildContext, freeze, pageContext, type Environment, type Hints } from '../message/context';
@@ -37,7 +37,7 @@ export function createContextCache(env: Environment) {
     if (consent) built.consent = { categoryPreferences: consent };
     // Shared by the messages of this page: frozen, so that no message (nor a handler given one) changes another.
     const context = freeze(built);
-    const cached: Cached = { recorded, connection, hints, consent, page, context, contextBytes: byteLength(stringify(context as JSONValue)) };
+    const cached: Cached = { recorded, connection, hints, consent, page, context, contextBytes: byteLength(stringify(context)) };
     return (last = cached);
   };
 }

@@ -1,4 +1,4 @@
-import type { AnalyticsError, JSONObject, JSONValue, Message, MessageContext, MessageType, PageContext } from './types';
+import type { AnalyticsError, JSONObject, Message, MessageContext, MessageType, PageContext } from './types';
 import type { NormalisedCall } from './call';
 import { analyticsError, describe } from './errors';
 import { merge } from './context';
@@ -116,10 +116,10 @@ export function buildMessage(parts: MessageParts): BuiltMessage | AnalyticsError
   // `,"context":{...}` before its closing brace, so a context measured once is not serialised again.
   const context = merge(automatic, callContext as JSONObject);
   const shared = context == parts.context;
-  const quick = shared && parts.contextBytes != null ? byteLength(stringify(rest as JSONValue)) + 11 + parts.contextBytes : 0;
+  const quick = shared && parts.contextBytes != null ? byteLength(stringify(rest)) + 11 + parts.contextBytes : 0;
   const message = rest as unknown as Message;
   message.context = context;
-  const bytes = quick || byteLength(stringify(message as unknown as JSONValue));
+  const bytes = quick || byteLength(stringify(message));
   if (bytes > MESSAGE_LIMIT) return tooLarge([message.messageId], bytes);
   return { message, bytes };
 }

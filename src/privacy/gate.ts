@@ -1,4 +1,4 @@
-import type { AnalyticsError, Message, MessageType, JSONValue } from '../message/types';
+import type { AnalyticsError, Message, MessageType } from '../message/types';
 import type { BuiltMessage } from '../message/message';
 import type { Identity } from '../identity/identity';
 import { overBounds, type QueueBounds } from '../delivery/queue';
@@ -43,7 +43,7 @@ export function createGate(d: GateDeps) {
   let state: Gate = identity.optedOut() ?? gpc ? 'out' : categories ? 'pending' : 'open';
   // Bytes a held message keeps free for the decision it will carry: `,"consent":{"categoryPreferences":{...}}` with
   // every listed category, and 200 bytes for others.
-  const consentRoom = 240 + byteLength(stringify((categories || []).map((c) => [c, false]) as JSONValue));
+  const consentRoom = 240 + byteLength(stringify((categories || []).map((c) => [c, false])));
 
   const erase = (by: typeof erased.by) => {
     held.list = [];
@@ -79,7 +79,7 @@ export function createGate(d: GateDeps) {
     const listed = categories ? Object.fromEntries(categories.map((c) => [c, decision[c] === true])) : {};
     for (const categoryPreferences of [decision, listed]) {
       const changed: Message = { ...message, context: { ...message.context, consent: { categoryPreferences } } };
-      const bytes = byteLength(stringify(changed as JSONValue));
+      const bytes = byteLength(stringify(changed));
       if (bytes <= MESSAGE_LIMIT) return { message: changed, bytes };
     }
     return built;
