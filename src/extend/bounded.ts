@@ -1,4 +1,5 @@
 import { copyJSON } from '../message/validate';
+import type { JSONValue } from '../message/types';
 
 // What the middleware stage (transforms.ts) and the plugin runner (plugins.ts, in the lazy chunk) both use.
 
@@ -20,7 +21,7 @@ export function bounded<T>(ms: number, work: (done: (v: T) => void) => unknown):
 }
 
 // A copy of what a function of the page receives: it changes nothing but what it passes on.
-export const copy: <T>(m: T) => T = copyJSON;
+export const copy: <T extends JSONValue>(m: T) => T = copyJSON;
 
 
 /** Whether a value of the page is a promise (or a thenable). */

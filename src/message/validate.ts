@@ -16,9 +16,9 @@ export const BATCH_LIMIT = 500000;
  * Sets `o[k] = v` as an own data property, so a key such as `__proto__` (or one a page defined on Object.prototype,
  * with a setter) never reaches a prototype. Plain assignment where the key is not inherited: it is much faster.
  */
-export function setOwn(o: object, k: string, v: unknown) {
+export function setOwn(o: Record<string, unknown>, k: string, v: unknown) {
   if (k in o) Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
-  else (o as any)[k] = v;
+  else o[k] = v;
 }
 
 // What is not ASCII: a surrogate pair (4 UTF-8 bytes), or one character (2 bytes up to U+07FF, else 3).
@@ -34,7 +34,8 @@ export function byteLength(s: string): number {
 
 // Taken when the bundle runs: a page that later replaces or extends these built-ins (old libraries such as
 // Prototype.js define `Array.prototype.toJSON`, polyfills replace `JSON.stringify`) changes nothing we send.
-const objectProto = Object.prototype;
+// (typed with the `toJSON` a page may have added to it)
+const objectProto: { toJSON?: unknown; hasOwnProperty(key: PropertyKey): boolean } = Object.prototype;
 const isArray = Array.isArray;
 const dateToISO = Date.prototype.toISOString;
 /** `Object.prototype.hasOwnProperty` as the bundle found it: `hasOwn.call(o, k)` (STYLE 17: decisions are own properties). */
@@ -124,11 +125,11 @@ function copy(value: unknown, seen: object[], ofToJSON?: 1): JSONValue | undefin
   let v: any = value;
   // Once per value, as JSON.stringify does: a toJSON returning `this` (or a copy of it) must not recurse. One that
   // a page put on Array.prototype or Object.prototype is the page's business, never the wire's.
-  if (!ofToJSON && !isArray(v) && typeof v.toJSON == 'function' && v.toJSON !== (objectProto as any).toJSON) return copy(v.toJSON(), seen, 1);
+  if (!ofToJSON && !isArray(v) && typeof v.toJSON == 'function' && v.toJSON !== objectProto.toJSON) return copy(v.toJSON(), seen, 1);
   if (v instanceof Map) v = Object.fromEntries(v);
   else if (v instanceof Set) v = [...v];
   seen.push(value);
-  let out: any;
+  let out: JSONValue[] | { [key: string]: JSONValue };
   if (isArray(v)) {
     out = [];
     for (const x of v) {
@@ -155,7 +156,7 @@ const SHORT: Record<string, string> = { '"': '\\"', '\\': '\\\\', '\n': '\\n', '
 
 const parse = JSON.parse;
 /** A deep copy of JSON data, through our own serialiser and the engine's parser as the bundle found them. */
-export const copyJSON = <T>(v: T): T => parse(stringify(v as JSONValue));
+export const copyJSON = <T extends JSONValue>(v: T): T => parse(stringify(v));
 
 /** A string as a JSON string literal. */
 export const quote = (s: string): string =>
@@ -172,7 +173,7 @@ const nativeJSON = /\[native code\]/.test(Function.prototype.toString.call(jsonS
  * bundle ran, our own serialiser writes the same text.
  */
 export function stringify(v: JSONValue): string {
-  return nativeJSON && (Array.prototype as any).toJSON === undefined && (objectProto as any).toJSON === undefined
+  return nativeJSON && (Array.prototype as { toJSON?: unknown }).toJSON === undefined && objectProto.toJSON === undefined
     ? jsonStringify(v)
     : serialise(v);
 }
