@@ -1,5 +1,7 @@
-import type { MessageContext, PageContext } from './types';
+import type { JSONObject, JSONValue, MessageContext, PageContext } from './types';
 import { ownKeys, setOwn } from './validate';
+
+type JSONRecord = { [key: string]: JSONValue };
 
 /** The library's name and version, stamped on every message as `context.library`. */
 export const LIBRARY = { name: 'svc-analytics', version: '__VERSION__' };
@@ -115,7 +117,7 @@ export function buildContext({ env, page, connectionType, hints }: ContextParts)
 export function freeze<T>(value: T): T {
   if (value && typeof value == 'object' && !Object.isFrozen(value)) {
     Object.freeze(value);
-    for (const k of ownKeys(value)) freeze((value as any)[k]);
+    for (const k of ownKeys(value)) freeze(value[k]);
   }
   return value;
 }
@@ -124,12 +126,12 @@ export function freeze<T>(value: T): T {
  * Deep-merges `source` over `target` into a new object (objects merge, anything else replaces);
  * `__proto__` keys are kept as plain data, never as a prototype.
  */
-export function merge<T extends object>(target: T, source?: object | null): T {
+export function merge<T extends JSONRecord>(target: T, source?: JSONObject | null): T {
   if (!source) return target;
-  const out: any = { ...target };
+  const out = { ...target };
   for (const k of ownKeys(source)) {
-    const v = (source as any)[k];
-    const t = out[k];
+    const v = source[k];
+    const t: JSONValue = out[k];
     setOwn(out, k, v && typeof v == 'object' && !Array.isArray(v) && t && typeof t == 'object' && !Array.isArray(t) ? merge(t, v) : v);
   }
   return out;

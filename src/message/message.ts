@@ -1,4 +1,4 @@
-import type { AnalyticsError, JSONObject, Message, MessageContext, MessageType, PageContext } from './types';
+import type { AnalyticsError, JSONObject, JSONValue, Message, MessageContext, MessageType, PageContext } from './types';
 import type { NormalisedCall } from './call';
 import { analyticsError, describe } from './errors';
 import { merge } from './context';
@@ -67,7 +67,7 @@ export function groupTraits(stored: { groupId?: string | null; groupTraits?: JSO
 export function buildMessage(parts: MessageParts): BuiltMessage | AnalyticsError {
   const { type, visitor, page } = parts;
   const { fields, options } = parts.call;
-  let ts: string | undefined, clean: JSONObject, callContext: unknown, callIntegrations: unknown;
+  let ts: string | undefined, clean: JSONObject, callContext: JSONValue | undefined, callIntegrations: JSONValue | undefined;
   try {
     ts = timestamp(options.timestamp == null ? parts.time : options.timestamp);
   } catch {
@@ -94,7 +94,7 @@ export function buildMessage(parts: MessageParts): BuiltMessage | AnalyticsError
     // too (the caller's `options.context`, merged below, wins over both)
     clean.properties = { ...page, ...(clean.name && { name: clean.name }), ...(clean.category && { category: clean.category }), ...clean.properties };
     let pageFacts: PageContext | undefined;
-    for (const k of ownKeys(page) as (keyof PageContext)[])
+    for (const k of ownKeys(page))
       if (typeof clean.properties[k] == 'string' && clean.properties[k] != page[k]) (pageFacts ||= { ...automatic.page })[k] = clean.properties[k];
     if (pageFacts) automatic = { ...automatic, page: pageFacts };
   } else if (type == 'screen' && clean.name) clean.properties = { name: clean.name, ...clean.properties };
@@ -114,7 +114,7 @@ export function buildMessage(parts: MessageParts): BuiltMessage | AnalyticsError
   // Without a context of the call's own, messages share the automatic context, which the caller freezes (see
   // `freeze`: none can change another's). `context` comes last: serialised, the message is `rest` with
   // `,"context":{...}` before its closing brace, so a context measured once is not serialised again.
-  const context = merge(automatic, callContext as JSONObject);
+  const context = merge(automatic, callContext);
   const shared = context == parts.context;
   const quick = shared && parts.contextBytes != null ? byteLength(stringify(rest)) + 11 + parts.contextBytes : 0;
   const message = rest as unknown as Message;

@@ -43,10 +43,11 @@ export const hasOwn = objectProto.hasOwnProperty;
 
 /**
  * The own enumerable string keys of `o`, in `Object.keys` order, without `Object.keys` (Prototype.js 1.6 replaces it
- * with a version that lists inherited keys too).
+ * with a version that lists inherited keys too). Typed as `for...in` types the keys of a generic object: the string
+ * keys `T` declares (any string for a record; none for a bare `object`).
  */
-export function ownKeys(o: object): string[] {
-  const out: string[] = [];
+export function ownKeys<T extends object>(o: T): Extract<keyof T, string>[] {
+  const out: Extract<keyof T, string>[] = [];
   for (const k in o) if (hasOwn.call(o, k)) out.push(k);
   return out;
 }
