@@ -39,7 +39,7 @@ export interface Message {
   timestamp: string;
   anonymousId: string;
   userId?: string;
-  integrations: Record<string, any>;
+  integrations: Record<string, boolean>;
   context: MessageContext;
   event?: string;
   name?: string;
@@ -57,7 +57,7 @@ export interface CallOptions {
   /** The message's `timestamp`. @default the time of the call */
   timestamp?: Date | string;
   /** Merged over the load-time `integrations`. @default {} */
-  integrations?: Record<string, any>;
+  integrations?: Record<string, boolean>;
   /** Deep-merged over the automatic context; the caller wins. */
   context?: JSONObject;
   /** Overrides the anonymous id for this call only. */
@@ -119,7 +119,7 @@ export interface LoadOptions {
   /** Send `page()` at load and on every same-document URL change. @default false */
   trackPageViews?: boolean;
   /** Default `integrations` of every message. @default {} */
-  integrations?: Record<string, any>;
+  integrations?: Record<string, boolean>;
   /** Where identity persists: a first-party cookie mirrored to localStorage, localStorage only, or memory only. @default 'cookie' */
   storage?: IdentityStorage;
   /** Cookie settings when `storage` is `'cookie'`. */
