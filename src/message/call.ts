@@ -38,16 +38,16 @@ export function normalise(type: MessageType, args: unknown[]): NormalisedCall {
     strings.push(s == null ? undefined : String(s));
   }
   const [props, options] = rest;
-  const bad = (what: string) => refuse(type, what);
+  const bad: (what: string) => never = (what) => refuse(type, what);
   // A Date (or anything whose toJSON is not an object) would not be an object on the wire.
   if (props != null && (!isObj(props) || (typeof props.toJSON == 'function' && !isObj(sanitize(props))))) bad(`expected an object of ${type == 'alias' ? 'options' : type == 'track' || type == 'page' || type == 'screen' ? 'properties' : 'traits'}, got ${typeof props}`);
   if (options != null && !isObj(options)) bad(`expected an options object, got ${typeof options}`);
   // alias(userId, previousId?, options?): the second "object" slot is options.
-  const opts = ((type == 'alias' ? props : options) || NO_OPTIONS) as CallOptions;
+  const opts: CallOptions = (type == 'alias' ? props : options) || NO_OPTIONS;
   for (const k of OPTION_OBJECTS)
     if (opts[k] != null && !isObj(opts[k])) bad(`options.${k} must be an object`);
   if (opts.anonymousId != null && !isStr(opts.anonymousId)) bad('options.anonymousId must be a string');
-  const p = (props || {}) as JSONObject;
+  const p: JSONObject = props || {};
   let fields: JSONObject;
   if (type == 'track') {
     const event = strings[0];

@@ -117,7 +117,7 @@ export function buildMessage(parts: MessageParts): BuiltMessage | AnalyticsError
   const context = merge(automatic, callContext);
   const shared = context == parts.context;
   const quick = shared && parts.contextBytes != null ? byteLength(stringify(rest)) + 11 + parts.contextBytes : 0;
-  const message = rest as unknown as Message;
+  const message = rest as Message;
   message.context = context;
   const bytes = quick || byteLength(stringify(message));
   if (bytes > MESSAGE_LIMIT) return tooLarge([message.messageId], bytes);
