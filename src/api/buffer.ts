@@ -40,12 +40,12 @@ const REPLAYED = /^(identify|track|page|pageview|screen|group|alias|reset|setAno
 // Taken when the bundle runs (a page may replace JSON later).
 const parse = JSON.parse;
 
-const isCall = (c: any): c is BufferedCall =>
+const isCall = (c: unknown): c is BufferedCall =>
   Array.isArray(c) && typeof c[0] == 'string' && Array.isArray(c[1]) && Array.isArray(c[2]) && typeof c[3] == 'number' && c[4] != null;
 const same = (a: BufferedCall, b: BufferedCall) => a[4] === b[4] && a[5] === b[5];
 /** The call claimed at `claimedAt`, and done if `done`. */
-const mark = (c: BufferedCall, claimedAt: number, done?: 1) =>
-  [c[0], c[1], c[2], c[3], c[4], c[5], claimedAt, ...(done ? [done] : [])] as unknown as BufferedCall;
+const mark = (c: BufferedCall, claimedAt: number, done?: 1): BufferedCall =>
+  [c[0], c[1], c[2], c[3], c[4], c[5], claimedAt, ...(done ? ([done] as const) : ([] as const))];
 
 /** The buffer as stored (what is not a recorded call is ignored); empty when storage is unusable. */
 export function readBuffer(): BufferedCall[] {
