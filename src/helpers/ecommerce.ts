@@ -44,11 +44,11 @@ export function helperName(eventName: string): string {
  * type-checks the properties against the spec (warnings only; src/debug.ts, loaded on `debug()`).
  */
 export function createEcommerce(deps: Pick<HelperDeps, 'track' | 'check'>): EcommerceHelpers {
-  const helpers: Record<string, EcommerceHelper<object>> = {};
+  const helpers: Partial<EcommerceHelpers> & Record<string, EcommerceHelper<object>> = {};
   for (const event of ECOMMERCE_EVENTS)
     helpers[helperName(event)] = (properties, options, callback, site?: CallSite) => {
       deps.check(event, properties);
       return deps.track(event, properties, options, callback, site);
     };
-  return helpers as unknown as EcommerceHelpers;
+  return helpers as EcommerceHelpers;
 }

@@ -97,7 +97,7 @@ Experiment Viewed|`.split('\n');
 
 /** Creates the semantic helpers over the core's `track`; a call missing a field takes the instance's refusal path. */
 export function createSemantic(deps: Pick<HelperDeps, 'track' | 'userId' | 'refuse'>): SemanticHelpers {
-  const helpers: Record<string, SemanticHelper<object>> = {};
+  const helpers: Partial<SemanticHelpers> & Record<string, SemanticHelper<object>> = {};
   TABLE.forEach((row) => {
     const [event, required] = row.split('|');
     helpers[helperName(event)] = (properties, options, callback, site?: CallSite) => {
@@ -114,5 +114,5 @@ export function createSemantic(deps: Pick<HelperDeps, 'track' | 'userId' | 'refu
       return deps.refuse(error, callback);
     };
   });
-  return helpers as unknown as SemanticHelpers;
+  return helpers as SemanticHelpers;
 }
