@@ -1,4 +1,4 @@
-import type { AnalyticsError, Message } from '../message/types';
+import type { AnalyticsError, JSONObject, Message } from '../message/types';
 import type { Plugin, PluginContext } from './types';
 import { analyticsError } from '../message/errors';
 import { bounded, copy, isThenable } from './bounded';
@@ -20,13 +20,13 @@ function pluginContext(event: Message): PluginContext {
     event,
     updateEvent(path, value) {
       const keys = String(path).split('.');
-      let at: Record<string, unknown> | undefined = ctx.event;
+      let at: JSONObject | undefined = ctx.event;
       keys.forEach((k, i) => {
         if (UNSAFE.test(k) || !at || typeof at != 'object') return (at = undefined);
         if (i == keys.length - 1) at[k] = value;
         else {
           const next = at[k];
-          at = next && typeof next == 'object' ? (next as Record<string, unknown>) : (at[k] = {});
+          at = next && typeof next == 'object' ? next : (at[k] = {});
         }
       });
       return ctx.event;
