@@ -5,4 +5,4 @@ import { pluginRunner } from '../extend/plugins';
 import type { LazyChunk } from './browser';
 
 const chunk: LazyChunk = { tools: createDebugTools(), plugins: pluginRunner };
-(window as unknown as { svcAnalyticsDebug: LazyChunk }).svcAnalyticsDebug = chunk;
+(window as Window & { svcAnalyticsDebug?: LazyChunk }).svcAnalyticsDebug = chunk;

@@ -9,7 +9,7 @@ declare const __BUFFER_KEY__: string;
   if (a.VERSION || a.invoked) return; // the bundle took over already, or the snippet ran twice
   a.invoked = 1;
   // Kept now: under a strict CSP the bundle's <script> needs the nonce of the script that pasted us.
-  const nonce = (d.currentScript as HTMLScriptElement | null)?.nonce;
+  const nonce = d.currentScript?.nonce;
   // This page's id: its calls in the shared buffer carry it (see src/buffer.ts).
   const page = (a.pid = Math.random());
   // Writes the calls of the task that ends in one read and one write of the buffer, instead of one per call: a page
