@@ -12,14 +12,15 @@ export interface LazyChunk {
   plugins: PluginRunner;
 }
 
-const w = window as any;
+// (`analytics`: what the page has there, as read below, then the API)
+const w: { analytics?: { VERSION?: unknown; pid?: number } } = window;
 const EARLY = /^(on|once|off|register|add(Source|Destination|Integration)Middleware)$/;
 // What the page has at `window.analytics`: the snippet's stub (an array), the API of a copy of this bundle that ran
 // first (an object of this page with a `VERSION` string), or else nothing, or an element named like it
 // (`<img name="analytics">`, `<form id="analytics">`, `<iframe name="analytics">`, whose window may be of another
 // origin, where reading any property throws): this bundle starts anyway and defines `window.analytics`.
 const found = w.analytics;
-const stub: any = Array.isArray(found) ? found : undefined;
+const stub: (BufferedCall[] & { pid?: number }) | undefined = Array.isArray(found) ? found : undefined;
 // `document.currentScript` and `document.head` read through Document.prototype's getters: an element named like them
 // (`<img name="currentScript" src="https://elsewhere/x.js">`) shadows them on `document` itself.
 // (A DOM without them there, as a test DOM: read on `document`.)

@@ -24,7 +24,7 @@ interface Instance {
 export function loadBrowser(settings: BrowserSettings, options?: LoadOptions, extend?: (api: CoreAnalytics, deps: HelperDeps) => void): CoreAnalytics {
   const writeKey = settings && settings.writeKey;
   const registry: Map<string, Instance> | undefined =
-    typeof window == 'undefined' ? undefined : ((globalThis as any)[INSTANCES] ||= new Map());
+    typeof window == 'undefined' ? undefined : ((globalThis as typeof globalThis & { [INSTANCES]?: Map<string, Instance> })[INSTANCES] ||= new Map());
   let instance = registry && typeof writeKey == 'string' ? registry.get(writeKey) : undefined;
   if (!instance) {
     // The debug tools and the plugin runner are chunks of their own, imported on `debug(true)` and `register` only.
