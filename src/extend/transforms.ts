@@ -41,7 +41,7 @@ export function createTransforms(settings: TransformSettings, report: (e: Analyt
   const enrichment: Plugin[] = [];
   const after: Plugin[] = [];
   // Plugins still loading (or the runner): messages wait for them (for at most `timeout`).
-  const loads = { pending: 0, all: Promise.resolve() as Promise<unknown>, runner: undefined as PluginRunner | undefined };
+  const loads: { pending: number; all: Promise<unknown>; runner?: PluginRunner } = { pending: 0, all: Promise.resolve(), runner: undefined };
 
   const failed = (code: 'middleware_error' | 'plugin_error', who: string, e: unknown, ids: string[], outcome = 'message dropped') => {
     const error = analyticsError(code, `${who} ${e == 'timeout' ? `did not finish within ${settings.timeout} ms` : `threw: ${describe(e)}`}; ${outcome}`, ids);
