@@ -51,6 +51,8 @@ analytics.track(42);
 analytics.track('X', 'not properties');
 // @ts-expect-error options are an object
 analytics.track('X', {}, 'not options');
+// @ts-expect-error integrations map names to true or false (the API refuses anything else)
+analytics.track('X', {}, { integrations: { Amplitude: { session_id: 1 } } });
 // @ts-expect-error group needs a groupId (a string)
 analytics.group({ plan: 'pro' });
 // @ts-expect-error alias needs a userId
