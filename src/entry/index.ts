@@ -8,7 +8,7 @@ import { addHelpers } from '../helpers/add-helpers';
  * it is ready, with the `ecommerce` and `semantic` helpers (also on an instance `svc-analytics/core` made first).
  */
 export const AnalyticsBrowser = {
-  load: (settings: BrowserSettings, options?: LoadOptions): Analytics => loadBrowser(settings, options, addHelpers) as Analytics,
+  load: (settings: BrowserSettings, options?: LoadOptions): Analytics => loadBrowser(settings, options, addHelpers),
 };
 export type { Analytics } from '../helpers/add-helpers';
 export type { CoreAnalytics, Group } from '../api/types';

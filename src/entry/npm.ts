@@ -21,7 +21,9 @@ interface Instance {
  * a second `load` with the same write key returns the first instance (its options stay those of the first). `extend`
  * adds to an instance, new or found (the helper namespaces of the `svc-analytics` entry).
  */
-export function loadBrowser(settings: BrowserSettings, options?: LoadOptions, extend?: (api: CoreAnalytics, deps: HelperDeps) => void): CoreAnalytics {
+export function loadBrowser(settings: BrowserSettings, options?: LoadOptions): CoreAnalytics;
+export function loadBrowser<A extends CoreAnalytics>(settings: BrowserSettings, options: LoadOptions | undefined, extend: (api: CoreAnalytics, deps: HelperDeps) => A): A;
+export function loadBrowser(settings: BrowserSettings, options?: LoadOptions, extend?: (api: CoreAnalytics, deps: HelperDeps) => CoreAnalytics): CoreAnalytics {
   const writeKey = settings && settings.writeKey;
   const registry: Map<string, Instance> | undefined =
     typeof window == 'undefined' ? undefined : ((globalThis as typeof globalThis & { [INSTANCES]?: Map<string, Instance> })[INSTANCES] ||= new Map());
@@ -39,6 +41,6 @@ export function loadBrowser(settings: BrowserSettings, options?: LoadOptions, ex
     if (settings && Array.isArray(settings.plugins)) api.register(...(settings.plugins as Plugin[]));
     api.load(writeKey, options);
     if (registry && api.initialized) registry.set(writeKey, instance);
-  } else if (extend) extend(instance.api, instance.helperDeps);
-  return instance.api;
+  }
+  return extend ? extend(instance.api, instance.helperDeps) : instance.api;
 }

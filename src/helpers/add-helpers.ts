@@ -17,11 +17,8 @@ export interface Analytics extends CoreAnalytics {
  * `svc-analytics` entry call it; `svc-analytics/core` does not, so an app that imports only the core carries neither
  * table (e2e/npm-apps.spec.ts builds both kinds of app from the packed package).
  */
-export function addHelpers(api: CoreAnalytics, deps: HelperDeps): Analytics {
-  const full = api as Analytics;
-  if (!full.ecommerce) {
-    full.ecommerce = createEcommerce(deps);
-    full.semantic = createSemantic(deps);
-  }
-  return full;
+export function addHelpers(api: CoreAnalytics & Partial<Helpers>, deps: HelperDeps): Analytics {
+  return Object.assign(api, { ecommerce: api.ecommerce || createEcommerce(deps), semantic: api.semantic || createSemantic(deps) });
 }
+
+type Helpers = Omit<Analytics, keyof CoreAnalytics>;
