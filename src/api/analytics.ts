@@ -35,7 +35,7 @@ import { createReplay, type Recorded } from './replay';
  */
 export function createAnalytics(stages: { debug?: () => Promise<DebugTools>; transforms: TransformsFactory; tools?: () => Promise<LinkTools> }) {
   // Runs `use` with the link and server-cookie tools once they are here; a chunk that cannot load is reported.
-  const tools = (use: (t: LinkTools) => void) => stages.tools?.().then(use, (e) => report(analyticsError('invalid_arguments', `linkDomains/serverCookies: ${describe(e)}`)));
+  const tools = (use: (t: LinkTools) => void) => stages.tools?.().then(use, (e) => report(analyticsError('invalid_arguments', describe(e))));
   const debugMode = createDebugMode(stages.debug);
   // Read when the library starts (before the page's later scripts could define it).
   const hook = readTestHook();

@@ -47,7 +47,7 @@ export function adoptLink(report: (e: AnalyticsError) => void): string | undefin
 /** What the link and server-cookie code that is not in the bundle offers (a chunk, src/entry/debug-browser.ts). */
 export interface LinkTools {
   decorate(domains: unknown, id: () => string | false | undefined, report: (e: AnalyticsError) => void): void;
-  sync(url: string, domain: string | undefined, report: (e: AnalyticsError) => void): void;
+  sync(batch: string, domain: string | undefined, report: (e: AnalyticsError) => void): void;
 }
 
 /** Runs a function with the tools once they are here (a chunk that fails is reported there). */

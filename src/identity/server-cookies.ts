@@ -29,25 +29,31 @@ export const serverHolds = (name: string, value: string) =>
   readCookie(document.cookie, name) == value && (localStorage.getItem(SYNC_KEY) || '').includes(`"${name}":"${value}"`);
 
 /**
- * The identity store's `server` option for `serverCookies`, given the batch URL of a first-party `apiHost` path (else
- * reported, and undefined): the sync runs in the tools' chunk, while `open()` (not before consent).
+ * The identity store's `server` option for `serverCookies`, given the batch URL of the page's own `apiHost`: the sync
+ * runs in the tools' chunk (which checks that it is a first-party path), while `open()` (not before consent).
  */
 export function serverCookies(batch: string, open: () => boolean, report: (e: AnalyticsError) => void, tools: WithTools): IdentityOptions['server'] {
-  if (batch[0] != '/') return void report(analyticsError('invalid_arguments', 'serverCookies: apiHost must be a path'));
-  const url = location.origin + batch.replace(/batch$/, 'cookies');
-  return { _holds: serverHolds, _changed: (domain) => open() && tools((t) => t.sync(url, domain, report)) };
+  return { _holds: serverHolds, _changed: (domain) => open() && tools((t) => t.sync(batch, domain, report)) };
 }
 
 // The identity cookies the server sets: the ids (traits live in localStorage only).
 const NAMES = [KEYS.anonymousId, KEYS.userId, KEYS.groupId];
 let timer: ReturnType<typeof setTimeout> | undefined;
+let warned = false;
 
 /**
  * Asks the server to set the identity cookies the page holds, when they changed since the last request or a day
  * passed: once, after the current task (a load writes several). A request that fails is not repeated before either;
- * meanwhile the script keeps writing the cookies itself. Reports a refusal.
+ * meanwhile the script keeps writing the cookies itself. Reports a refusal, and (once) a `batch` URL that is not a
+ * path of this site.
  */
-export function syncCookies(url: string, domain: string | undefined, report: (e: AnalyticsError) => void) {
+export function syncCookies(batch: string, domain: string | undefined, report: (e: AnalyticsError) => void) {
+  if (batch[0] != '/') {
+    if (!warned) report(analyticsError('invalid_arguments', 'serverCookies: apiHost must be a path of this site'));
+    warned = true;
+    return;
+  }
+  const url = location.origin + batch.replace(/batch$/, 'cookies');
   clearTimeout(timer);
   timer = setTimeout(() => {
     try {

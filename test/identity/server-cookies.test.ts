@@ -34,12 +34,7 @@ describe('serverHolds', () => {
 });
 
 describe('serverCookies', () => {
-  it('needs a first-party path (reported otherwise)', () => {
-    const report = vi.fn();
-    expect(serverCookies('https://cdp.svc.example/v1/batch', () => true, report, () => {})).toBeUndefined();
-    expect(report).toHaveBeenCalledWith(expect.objectContaining({ code: 'invalid_arguments' }));
-  });
-  it('syncs {apiHost}/v1/cookies on a change, and only while open (not before consent)', () => {
+  it('syncs on a change, and only while open (not before consent)', () => {
     let open = false;
     const sync = vi.fn();
     const server = serverCookies('/ingest/v1/batch', () => open, () => {}, (use) => use({ decorate: () => {}, sync }))!;
@@ -47,36 +42,47 @@ describe('serverCookies', () => {
     expect(sync).not.toHaveBeenCalled();
     open = true;
     server._changed('example.com');
-    expect(sync).toHaveBeenCalledWith(location.origin + '/ingest/v1/cookies', 'example.com', expect.any(Function));
+    expect(sync).toHaveBeenCalledWith('/ingest/v1/batch', 'example.com', expect.any(Function));
   });
 });
 
 describe('syncCookies', () => {
+  it('needs a first-party apiHost path (reported once, nothing sent)', async () => {
+    const fetch = vi.fn();
+    vi.stubGlobal('fetch', fetch);
+    const report = vi.fn();
+    syncCookies('https://cdp.svc.example/v1/batch', undefined, report);
+    syncCookies('https://cdp.svc.example/v1/batch', undefined, report);
+    await flushTimers();
+    expect(report).toHaveBeenCalledTimes(1);
+    expect(report).toHaveBeenCalledWith(expect.objectContaining({ code: 'invalid_arguments' }));
+    expect(fetch).not.toHaveBeenCalled();
+  });
   const answer = (status: number) => vi.fn(async () => new Response(null, { status }));
   it("posts the identity cookies once, then again on a change or after a day; a 2xx answer is remembered", async () => {
     const fetch = answer(204);
     vi.stubGlobal('fetch', fetch);
     document.cookie = 'svc_anonymous_id=%22a%22; path=/';
     document.cookie = 'svc_user_traits=x; path=/'; // not an id
-    syncCookies('/ingest/v1/cookies', 'example.com', () => {});
-    syncCookies('/ingest/v1/cookies', 'example.com', () => {}); // a load writes several: one request
+    syncCookies('/ingest/v1/batch', 'example.com', () => {});
+    syncCookies('/ingest/v1/batch', 'example.com', () => {}); // a load writes several: one request
     await flushTimers();
     expect(fetch).toHaveBeenCalledTimes(1);
     const [url, init] = fetch.mock.calls[0] as unknown as [string, RequestInit];
-    expect(url).toBe('/ingest/v1/cookies');
+    expect(url).toBe(location.origin + '/ingest/v1/cookies');
     expect(init).toMatchObject({ method: 'POST', credentials: 'same-origin', headers: { 'Content-Type': 'application/json' } });
     expect(JSON.parse(init.body as string)).toEqual({ cookies: { svc_anonymous_id: '%22a%22' }, domain: 'example.com' });
     expect(serverHolds('svc_anonymous_id', '%22a%22')).toBe(true);
 
-    syncCookies('/ingest/v1/cookies', 'example.com', () => {});
+    syncCookies('/ingest/v1/batch', 'example.com', () => {});
     await flushTimers();
     expect(fetch).toHaveBeenCalledTimes(1);
     document.cookie = 'svc_user_id=%22u%22; path=/';
-    syncCookies('/ingest/v1/cookies', 'example.com', () => {});
+    syncCookies('/ingest/v1/batch', 'example.com', () => {});
     await flushTimers();
     expect(fetch).toHaveBeenCalledTimes(2);
     vi.spyOn(Date, 'now').mockReturnValue(Date.now() + SYNC_EVERY + 1);
-    syncCookies('/ingest/v1/cookies', 'example.com', () => {});
+    syncCookies('/ingest/v1/batch', 'example.com', () => {});
     await flushTimers();
     expect(fetch).toHaveBeenCalledTimes(3);
   });
@@ -85,12 +91,12 @@ describe('syncCookies', () => {
     vi.stubGlobal('fetch', fetch);
     const report = vi.fn();
     document.cookie = 'svc_anonymous_id=%22a%22; path=/';
-    syncCookies('/ingest/v1/cookies', undefined, report);
+    syncCookies('/ingest/v1/batch', undefined, report);
     await flushTimers();
     expect(JSON.parse((fetch.mock.calls[0] as unknown as [string, RequestInit])[1].body as string)).toEqual({ cookies: { svc_anonymous_id: '%22a%22' } });
     expect(report).toHaveBeenCalledWith(expect.objectContaining({ code: 'delivery_rejected' }));
     expect(serverHolds('svc_anonymous_id', '%22a%22')).toBe(false);
-    syncCookies('/ingest/v1/cookies', undefined, report);
+    syncCookies('/ingest/v1/batch', undefined, report);
     await flushTimers();
     expect(fetch).toHaveBeenCalledTimes(1);
   });
