@@ -37,11 +37,11 @@ test.afterAll(async () => {
   await cdn?.close();
 });
 
-/** The recipe's test page, its load options with serverCookies and 7-day script cookies. */
-async function withServerCookies(page: Page, proxy: Proxy) {
+/** The recipe's test page, its load options with serverCookies and 7-day script cookies (and `more`). */
+async function withServerCookies(page: Page, proxy: Proxy, more = '') {
   await page.route(proxy.url + '/page.html', async (route) => {
     const response = await route.fetch();
-    const body = (await response.text()).replace('"flushInterval":30000}', '"flushInterval":30000,"serverCookies":true,"cookie":{"maxage":7}}');
+    const body = (await response.text()).replace('"flushInterval":30000}', `"flushInterval":30000,"serverCookies":true,"cookie":{"maxage":7}${more}}`);
     expect(body).toContain('"serverCookies":true');
     await route.fulfill({ response, body });
   });
@@ -149,3 +149,21 @@ for (const recipe of RECIPES) {
     expect(api.seen.filter((r) => r.path.includes('cookies')), 'nothing of it reached the API').toEqual([]);
   });
 }
+
+test('fetch-handler worker: nothing is asked before consent, and once it is granted, the cookies are set', async ({ page }) => {
+  const proxy = await proxies.get('fetch-handler worker')!;
+  const asked: string[] = [];
+  page.on('request', (r) => r.url().endsWith('/ingest/v1/cookies') && asked.push(r.postData() || ''));
+  await withServerCookies(page, proxy, ',"consent":{"categories":["analytics"]}');
+  await page.goto(proxy.url + '/page.html');
+  await ready(page);
+  // A message held for consent: the library has run its load and the stub's calls (nothing written, nothing asked).
+  await page.evaluate(() => (window as any).analytics.track('Held'));
+  expect(asked).toEqual([]);
+  expect(await lifetimes(page)).toEqual({});
+  const answered = page.waitForResponse((r) => r.url().endsWith('/ingest/v1/cookies'));
+  await page.evaluate(() => (window as any).analytics.consent({ analytics: true }));
+  expect((await answered).status()).toBe(204);
+  await expect.poll(() => lifetimes(page)).toEqual({ svc_anonymous_id: 400 });
+  expect(asked.length).toBe(1);
+});
