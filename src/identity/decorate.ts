@@ -37,9 +37,12 @@ export function decorateLinks(list: unknown, id: () => string | false | undefine
         if (listed(u)) a.setAttribute('href', linked(u.href, value));
         return;
       }
-      const u = resolve(t.getAttribute('action') || location.href);
+      // The button that submitted may name its own action and method (formaction, formmethod).
+      const by = (e as SubmitEvent).submitter;
+      const [el, attr] = by?.hasAttribute('formaction') ? [by, 'formaction'] : [t, 'action'];
+      const u = resolve(el.getAttribute(attr) || location.href);
       if (!listed(u)) return;
-      if (/^post$/i.test(t.getAttribute('method')!)) return t.setAttribute('action', linked(u.href, value));
+      if (/^post$/i.test(by?.getAttribute('formmethod') || t.getAttribute('method')!)) return el.setAttribute(attr, linked(u.href, value));
       const field = t.querySelector('input[name=svc_link]') || t.appendChild(document.createElement('input'));
       field.setAttribute('type', 'hidden');
       field.setAttribute('name', 'svc_link');

@@ -91,7 +91,7 @@ export interface IdentityOptions {
   /** False: read what is stored, write nothing (not even a probe) until `persist()` (consent pending). @default true */
   persist?: boolean;
   /** `serverCookies` (src/identity/server-cookies.ts): a cookie the server holds is not written again; a write is told. */
-  server?: { _holds(name: string, value: string): boolean; _changed(domain?: string): void };
+  server?: { _holds(name: string, value: string): boolean; _changed(domain?: string): void; _forget(): void };
 }
 
 /**
@@ -203,6 +203,7 @@ export function createIdentity({ storage = 'cookie', cookie = {}, persist = true
     forget() {
       writable = false;
       IDENTITY.forEach(erase);
+      attempt(() => server?._forget());
     },
     /** The visitor's stored opt-out choice: true (out), false (opted in again), undefined (none). */
     optedOut: (): boolean | undefined => {

@@ -33,7 +33,12 @@ export const serverHolds = (name: string, value: string) =>
  * runs in the tools' chunk (which checks that it is a first-party path), while `open()` (not before consent).
  */
 export function serverCookies(batch: string, open: () => boolean, report: (e: AnalyticsError) => void, tools: WithTools): IdentityOptions['server'] {
-  return { _holds: serverHolds, _changed: (domain) => open() && tools((t) => t.sync(batch, domain, report)) };
+  return {
+    _holds: serverHolds,
+    _changed: (domain) => open() && tools((t) => t.sync(batch, domain, report)),
+    // What was asked holds the ids: it goes with them (consent withdrawn, opt-out).
+    _forget: () => [SYNC_KEY, SYNC_KEY + '_asked'].forEach((k) => localStorage.removeItem(k)),
+  };
 }
 
 // The identity cookies the server sets: the ids (traits live in localStorage only).

@@ -66,6 +66,15 @@ describe('decorateLinks', () => {
     expect(linkedId(fields[0].getAttribute('value')!, Date.now())).toBe('anon-1');
     expect(other.outerHTML).toBe('<form action="https://other.test/"></form>');
   });
+  it("follows the submitting button's formaction and formmethod", () => {
+    document.body.innerHTML = `<form action="/local"><button formaction="https://checkout.test/pay" formmethod="post">pay</button></form>`;
+    const form = document.forms[0];
+    form.addEventListener('submit', (e) => e.preventDefault());
+    const button = form.querySelector('button')!;
+    form.dispatchEvent(new SubmitEvent('submit', { bubbles: true, cancelable: true, submitter: button }));
+    expect(carried(button.getAttribute('formaction')!)).toBe('anon-1');
+    expect(form.getAttribute('action')).toBe('/local');
+  });
   it('reports linkDomains that is not an array', () => {
     decorateLinks('checkout.test', () => 'x', report);
     expect(report).toHaveBeenCalledWith(expect.objectContaining({ code: 'invalid_arguments' }));

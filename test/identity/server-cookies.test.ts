@@ -46,6 +46,17 @@ describe('serverCookies', () => {
   });
 });
 
+describe('createIdentity with server cookies: forget', () => {
+  it("removes what the sync remembered (it holds the ids) with the identity", () => {
+    const server = serverCookies('/ingest/v1/batch', () => false, () => {}, () => {})!;
+    const identity = createIdentity({ server });
+    localStorage.setItem(SYNC_KEY, '{"cookies":{}}');
+    localStorage.setItem(SYNC_KEY + '_asked', '{}');
+    identity.forget();
+    expect([localStorage.getItem(SYNC_KEY), localStorage.getItem(SYNC_KEY + '_asked')]).toEqual([null, null]);
+  });
+});
+
 describe('syncCookies', () => {
   it('needs a first-party apiHost path (reported once, nothing sent)', async () => {
     const fetch = vi.fn();
@@ -105,7 +116,7 @@ describe('syncCookies', () => {
 describe('createIdentity with server cookies', () => {
   it('does not write a cookie the server holds again, and tells each write once writing is allowed', () => {
     const changed = vi.fn();
-    const identity = createIdentity({ persist: false, server: { _holds: serverHolds, _changed: changed } });
+    const identity = createIdentity({ persist: false, server: { _holds: serverHolds, _changed: changed, _forget: () => {} } });
     expect(changed).not.toHaveBeenCalled(); // consent pending: nothing written, nothing asked
     identity.persist();
     expect(changed).toHaveBeenCalled();
