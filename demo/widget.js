@@ -41,6 +41,7 @@ export function mountEventsWidget({ inspectorUrl, base = '/', consentState = () 
         <button type="button" class="events-close" aria-label="Hide the events list" title="Hide">×</button>
       </div>
       <p class="events-to">to the collector at <span class="mono">${escape(host)}</span></p>
+      <p class="events-to">visitor <span class="mono" data-testid="events-anonymous-id"></span></p>
       <p class="events-consent" data-testid="events-consent"></p>
       <ol class="events-list"></ol>
       <p class="events-empty">Click around: each page view and shop action shows up here as svc-analytics queues it.</p>
@@ -85,6 +86,8 @@ export function mountEventsWidget({ inspectorUrl, base = '/', consentState = () 
 
   function add(type, label, detail, result) {
     const m = result && result.event;
+    // The anonymous id the message went with: the same on the shop and on its checkout domain (linkDomains).
+    if (m && m.anonymousId) root.querySelector('[data-testid="events-anonymous-id"]').textContent = m.anonymousId;
     count++;
     root.querySelector('.events-count').textContent = String(count);
     root.querySelector('.events-total').textContent = String(count);

@@ -316,3 +316,19 @@ plain('a hostile ?api= neither sends the shop\'s events elsewhere nor makes the 
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('the footer links to the checkout domain (the other loopback name), whose events panel shows the same anonymous id', async ({ page, site }) => {
+  await page.addInitScript(() => localStorage.setItem('field-goods:consent', 'granted'));
+  await page.goto(site.url + '/demo/?api=' + PRODUCTION);
+  const panelId = page.getByTestId('events-anonymous-id');
+  await expect(panelId).not.toBeEmpty();
+  const id = await page.evaluate(() => (window as any).analytics.user().anonymousId());
+  await expect(panelId).toHaveText(id);
+  // Decoration comes with the lazy chunk, requested at load.
+  await page.waitForFunction(() => (window as any).svcAnalyticsDebug);
+  const link = page.getByTestId('other-domain');
+  await expect(link).toHaveText(new URL(site.url.replace('127.0.0.1', 'localhost')).host);
+  await Promise.all([page.waitForURL(/\/\/localhost:/), link.click()]);
+  await expect(page.getByTestId('events-anonymous-id')).toHaveText(id);
+  expect(page.url()).not.toContain('svc_link');
+});

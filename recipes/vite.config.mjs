@@ -5,7 +5,7 @@
 //
 // Merge `server.proxy` and `preview.proxy` into your own vite.config. It forwards only what the library sends:
 // POST /ingest/v1/batch (other paths under /ingest/ answer 404, other methods 405) and GET /s/a.js and
-// /s/analytics.debug.min.js, with an allowlist of headers each way. Tested with `vite` (dev): e2e/first-party.spec.ts.
+// /s/analytics.debug.min.js, with an allowlist of headers each way; it answers POST /ingest/v1/cookies itself. Tested with `vite` (dev): e2e/first-party.spec.ts.
 
 // --- change these two lines ----------------------------------------------------------------------------------
 /** The Data Pipelines API (EU accounts: https://cdp-eu.svc.example), no trailing slash. */
@@ -36,14 +36,69 @@ const allow = (requestHeaders, visitorIp) => (proxy) => {
   });
 };
 
-/** Answers a request the library never makes, instead of forwarding it (Vite stops when the answer has been sent). */
+/** Answers a request here instead of forwarding it (Vite stops when the answer has been sent). */
 const refuse = (request, response, status, headers = {}) => {
   response.writeHead(status, headers).end();
   return request.url;
 };
 
-/** The API endpoints the library calls, by first-party path. (serverCookies' POST /ingest/v1/cookies will be one more.) */
+/** The API endpoints the library calls, by first-party path (POST /ingest/v1/cookies is answered here: `cookies`). */
 const INGEST = { '/ingest/v1/batch': '/v1/batch' };
+const COOKIES = '/ingest/v1/cookies';
+
+/**
+ * serverCookies (analytics.load(..., { apiHost: '/ingest', serverCookies: true })): POST /ingest/v1/cookies is
+ * answered here and forwarded nowhere. Its JSON body, {"cookies":{"svc_anonymous_id":"...",...},"domain":"example.com"},
+ * names the library's identity cookies, which this server sets for 400 days (Safari caps the ones a script writes at 7
+ * days). Refused: another method (405), another Content-Type (415; application/json also keeps other sites' pages out,
+ * as browsers ask first and nobody answers), a body over 4 KB (413), another cookie name, a value that is not a plain
+ * token (letters, digits and % . _ ~ ! * ' ( ) -, at most 512), or a Domain that is not this host or one of its
+ * parents (400).
+ */
+const COOKIE_NAMES = ['svc_anonymous_id', 'svc_user_id', 'svc_group_id'];
+const COOKIE_VALUE = /^[A-Za-z0-9%._~!*'()-]{1,512}$/;
+const COOKIE_BODY_MAX = 4096;
+const COOKIE_MAX_AGE = 400 * 86400;
+
+/** The Set-Cookie lines for a body the library sent to `host`, or null when anything in it is refused. */
+function setCookies(text, host, secure) {
+  let body;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  const cookies = body && typeof body === 'object' ? body.cookies : null;
+  if (!cookies || typeof cookies !== 'object' || Array.isArray(cookies)) return null;
+  const { domain } = body;
+  if (domain !== undefined && !(typeof domain === 'string' && /^[a-z0-9.-]{1,253}$/.test(domain) && (host === domain || host.endsWith('.' + domain)))) return null;
+  const attributes = `; Path=/; Max-Age=${COOKIE_MAX_AGE}; SameSite=Lax${domain ? '; Domain=' + domain : ''}${secure ? '; Secure' : ''}`;
+  const lines = [];
+  for (const [name, value] of Object.entries(cookies)) {
+    if (!COOKIE_NAMES.includes(name) || typeof value !== 'string' || !COOKIE_VALUE.test(value)) return null;
+    lines.push(name + '=' + value + attributes);
+  }
+  return lines;
+}
+
+
+/** POST /ingest/v1/cookies: the identity cookies set by the dev server (see setCookies); ends the response. */
+async function cookies(request, response) {
+  if (request.method !== 'POST') return refuse(request, response, 405, { allow: 'POST' });
+  if (!/^application\/json\s*(;|$)/i.test(request.headers['content-type'] || '')) return refuse(request, response, 415);
+  const chunks = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += chunk.length;
+    if (size > COOKIE_BODY_MAX) return refuse(request, response, 413, { connection: 'close' });
+    chunks.push(chunk);
+  }
+  const host = (request.headers.host || '').replace(/:\d+$/, '');
+  const lines = setCookies(Buffer.concat(chunks).toString('utf8'), host, !!request.socket.encrypted);
+  if (!lines) return refuse(request, response, 400);
+  return refuse(request, response, 204, { 'cache-control': 'no-store', 'set-cookie': lines });
+}
+
 const FILES = { '/s/a.js': '/analytics.min.js', '/s/analytics.debug.min.js': '/analytics.debug.min.js' };
 const pathOf = (url) => url.split('?')[0];
 
@@ -54,6 +109,7 @@ const proxy = {
     target: API_HOST,
     changeOrigin: true,
     bypass: (request, response) => {
+      if (pathOf(request.url) === COOKIES) return cookies(request, response);
       if (!Object.hasOwn(INGEST, pathOf(request.url))) return refuse(request, response, 404);
       if (request.method !== 'POST') return refuse(request, response, 405, { allow: 'POST' });
       if (!BODY_TYPES.test(request.headers['content-type'] || '')) return refuse(request, response, 415);

@@ -6,7 +6,7 @@
 // Route /ingest/* and /s/* of your site to this handler (Cloudflare: a Worker route `example.com/ingest/*` and
 // `example.com/s/*`; anything under /s/ that is not the bundle goes on to your site). It forwards only what the library
 // sends: POST /ingest/v1/batch (other paths under /ingest/ answer 404, other methods 405) and GET /s/a.js and
-// /s/analytics.debug.min.js, with an allowlist of headers each way. Tested under Node 20 through a small node:http
+// /s/analytics.debug.min.js, with an allowlist of headers each way; it answers POST /ingest/v1/cookies itself. Tested under Node 20 through a small node:http
 // adapter: e2e/first-party.spec.ts.
 
 // --- change these lines --------------------------------------------------------------------------------------
@@ -25,11 +25,8 @@ const IP_HEADER = 'cf-connecting-ip';
 // --------------------------------------------------------------------------------------------------------------
 
 const INGEST = '/ingest';
-/**
- * The API endpoints the library calls, by first-party path. (The `serverCookies` endpoint, POST /ingest/v1/cookies,
- * will be one more entry, answered here rather than forwarded.)
- */
-const ENDPOINTS = { '/ingest/v1/batch': batch };
+/** The API endpoints the library calls, by first-party path: batches go on to the API; cookies are answered here. */
+const ENDPOINTS = { '/ingest/v1/batch': batch, '/ingest/v1/cookies': cookies };
 /**
  * The bundle under a name that filter lists do not block (they block "/analytics.min." on every site), and its
  * neighbour, which the bundle loads from next to itself on analytics.debug(true).
@@ -78,6 +75,77 @@ async function batch(request) {
   const ip = request.headers.get(IP_HEADER);
   if (ip) headers.set('x-forwarded-for', ip);
   return relay(await fetch(`${API_HOST}/v1/batch`, { method: 'POST', headers, body, redirect: 'manual' }));
+}
+
+/** POST /ingest/v1/cookies: the identity cookies set by this origin's server (see setCookies). */
+async function cookies(request) {
+  if (request.method !== 'POST') return refuse(405, 'POST');
+  if (!/^application\/json\s*(;|$)/i.test(request.headers.get('content-type') || '')) return refuse(415);
+  if (Number(request.headers.get('content-length')) > COOKIE_BODY_MAX) return refuse(413);
+  const text = await textAtMost(request, COOKIE_BODY_MAX);
+  if (text === null) return refuse(413);
+  const url = new URL(request.url);
+  const lines = setCookies(text, url.hostname, url.protocol === 'https:');
+  if (!lines) return refuse(400);
+  const headers = new Headers({ 'cache-control': 'no-store' });
+  for (const line of lines) headers.append('set-cookie', line);
+  return new Response(null, { status: 204, headers });
+}
+
+/**
+ * serverCookies (analytics.load(..., { apiHost: '/ingest', serverCookies: true })): POST /ingest/v1/cookies is
+ * answered here and forwarded nowhere. Its JSON body, {"cookies":{"svc_anonymous_id":"...",...},"domain":"example.com"},
+ * names the library's identity cookies, which this server sets for 400 days (Safari caps the ones a script writes at 7
+ * days). Refused: another method (405), another Content-Type (415; application/json also keeps other sites' pages out,
+ * as browsers ask first and nobody answers), a body over 4 KB (413), another cookie name, a value that is not a plain
+ * token (letters, digits and % . _ ~ ! * ' ( ) -, at most 512), or a Domain that is not this host or one of its
+ * parents (400).
+ */
+const COOKIE_NAMES = ['svc_anonymous_id', 'svc_user_id', 'svc_group_id'];
+const COOKIE_VALUE = /^[A-Za-z0-9%._~!*'()-]{1,512}$/;
+const COOKIE_BODY_MAX = 4096;
+const COOKIE_MAX_AGE = 400 * 86400;
+
+/** The Set-Cookie lines for a body the library sent to `host`, or null when anything in it is refused. */
+function setCookies(text, host, secure) {
+  let body;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  const cookies = body && typeof body === 'object' ? body.cookies : null;
+  if (!cookies || typeof cookies !== 'object' || Array.isArray(cookies)) return null;
+  const { domain } = body;
+  if (domain !== undefined && !(typeof domain === 'string' && /^[a-z0-9.-]{1,253}$/.test(domain) && (host === domain || host.endsWith('.' + domain)))) return null;
+  const attributes = `; Path=/; Max-Age=${COOKIE_MAX_AGE}; SameSite=Lax${domain ? '; Domain=' + domain : ''}${secure ? '; Secure' : ''}`;
+  const lines = [];
+  for (const [name, value] of Object.entries(cookies)) {
+    if (!COOKIE_NAMES.includes(name) || typeof value !== 'string' || !COOKIE_VALUE.test(value)) return null;
+    lines.push(name + '=' + value + attributes);
+  }
+  return lines;
+}
+
+/** The body as text, or null once it passes `max` bytes (read no further). */
+async function textAtMost(request, max) {
+  const reader = request.body?.getReader();
+  const chunks = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = reader ? await reader.read() : { done: true };
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      reader.cancel().catch(() => {});
+      return null;
+    }
+    chunks.push(value);
+  }
+  const all = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) all.set(c, (at += c.byteLength) - c.byteLength);
+  return new TextDecoder().decode(all);
 }
 
 function refuse(status, allow) {

@@ -304,6 +304,14 @@ export async function startNext(api: string, cdnDir: string): Promise<Proxy> {
   fs.mkdirSync(path.join(dir, 'app/s/[file]'), { recursive: true });
   fs.writeFileSync(path.join(dir, 'app/ingest/[...path]/route.js'), configure('next-ingest.js', api, null));
   fs.writeFileSync(path.join(dir, 'app/s/[file]/route.js'), configure('next-bundle.js', null, cdnDir));
+  // A worktree whose node_modules links to another checkout's: Turbopack resolves nothing outside its root, so the
+  // root is the folder that holds both.
+  const modules = fs.realpathSync(path.join(repo, 'node_modules'));
+  if (!modules.startsWith(path.join(repo, 'node_modules'))) {
+    let root = repo;
+    while (!modules.startsWith(root + path.sep)) root = path.dirname(root);
+    fs.writeFileSync(path.join(dir, 'next.config.mjs'), `export default { turbopack: { root: ${JSON.stringify(root)} } };\n`);
+  }
   const port = await freePort();
   const bin = path.join(repo, 'node_modules/next/dist/bin/next');
   const proc = run(process.execPath, [bin, 'dev', '--hostname', '127.0.0.1', '--port', String(port)], dir, { NEXT_TELEMETRY_DISABLED: '1' });

@@ -5,6 +5,8 @@ import { analyticsError, describe } from '../message/errors';
 import { freeze } from '../message/context';
 import { readEnvironment, highEntropyHints } from '../message/environment';
 import { createIdentity, uuid } from '../identity/identity';
+import { startLink, type LinkTools } from '../identity/link';
+import { serverCookies } from '../identity/server-cookies';
 import { createGate } from '../privacy/gate';
 import { clearStored } from '../delivery/queue';
 import { startDelivery, type Delivery } from '../delivery/start';
@@ -13,7 +15,7 @@ import { trackPageViews } from '../extend/pageviews';
 import { DEFAULT_MIDDLEWARE_TIMEOUT, type TransformSettings, type TransformsFactory } from '../extend/transforms';
 import { createAutotrack } from '../extend/autotrack';
 import { createDebugMode } from '../debug/debug-mode';
-import { ownOptions, resolve } from './config';
+import { batchUrl, ownOptions, resolve } from './config';
 import { readTestHook } from './test-hook';
 import { once } from './emitter';
 import { createPageGuard } from './guard';
@@ -29,9 +31,11 @@ import { createReplay, type Recorded } from './replay';
  * `load` takes, besides the public arguments, the calls recorded before it (they run before automatic page views
  * start); `replay` runs a recorded call with its page and time. The entry gives the stages that are not in every
  * build: the debug tools' loader, and the middleware and plugin stage (eager in the npm entries, a lazy chunk in the
- * CDN bundle).
+ * CDN bundle), and the link and server-cookie tools (`linkDomains`, `serverCookies`: a lazy chunk in the CDN bundle).
  */
-export function createAnalytics(stages: { debug?: () => Promise<DebugTools>; transforms: TransformsFactory }) {
+export function createAnalytics(stages: { debug?: () => Promise<DebugTools>; transforms: TransformsFactory; tools?: () => Promise<LinkTools> }) {
+  // Runs `use` with the link and server-cookie tools once they are here; a chunk that cannot load is reported.
+  const tools = (use: (t: LinkTools) => void) => stages.tools?.().then(use, (e) => report(analyticsError('invalid_arguments', describe(e))));
   const debugMode = createDebugMode(stages.debug);
   // Read when the library starts (before the page's later scripts could define it).
   const hook = readTestHook();
@@ -84,13 +88,16 @@ export function createAnalytics(stages: { debug?: () => Promise<DebugTools>; tra
     transformSettings.timeout = settings.middlewareTimeout;
     if (settings.ignored.length) report(analyticsError('invalid_arguments', `load: integrations ${settings.ignored} ignored: the API takes true or false`));
     // Nothing is written before the gate opens: the identity is read, and kept in memory.
-    const identity = createIdentity({ storage: options.storage, cookie: ownOptions(options.cookie), persist: false });
+    const isOpen = () => gate.state() == 'open';
+    const server = options.serverCookies ? serverCookies(batchUrl(options.apiHost), isOpen, report, tools) : undefined;
+    const identity = createIdentity({ storage: options.storage, cookie: ownOptions(options.cookie), persist: false, server });
+    if (options.linkDomains) startLink(options.linkDomains, identity, isOpen, report, tools);
     const consent = ownOptions(options.consent);
     const owner = uuid();
     // Storage and delivery, started once storing is allowed (at load, or when consent is granted).
     let delivery: Delivery | undefined;
     const open = () =>
-      delivery || (delivery = startDelivery({ ...settings, owner, writeKey, identity, open: () => gate.state() == 'open', report, emit: emitter.emit }));
+      delivery || (delivery = startDelivery({ ...settings, owner, writeKey, identity, open: isOpen, report, emit: emitter.emit }));
     const gate = createGate({
       identity,
       categories: Array.isArray(consent.categories) ? consent.categories.map(String) : undefined,

@@ -5,11 +5,13 @@ import { bindingOf, takeOverBuffer, type BufferedCall } from '../api/buffer';
 import type { DebugTools } from '../debug/debug';
 import type { PluginRunner } from '../extend/plugins';
 import { createTransforms } from '../extend/transforms';
+import type { LinkTools } from '../identity/link';
 
 /** What the lazy chunk (dist/analytics.debug.min.js, src/entry/debug-browser.ts) leaves for the bundle. */
 export interface LazyChunk {
   tools: DebugTools;
   plugins: PluginRunner;
+  links: LinkTools;
 }
 
 // (`analytics`: what the page has there, as read below, then the API)
@@ -65,6 +67,7 @@ function takeOver() {
   const { api, load, replay, helperDeps } = createAnalytics({
     debug: src ? () => loadChunk().then((c) => c.tools) : undefined,
     transforms: (settings, report) => createTransforms(settings, report, () => loadChunk().then((c) => c.plugins)),
+    tools: () => loadChunk().then((c) => c.links),
   });
   addHelpers(api, helperDeps);
   const calls: BufferedCall[] = stub ? stub.splice(0) : [];

@@ -33,6 +33,7 @@ export function loadBrowser(settings: BrowserSettings, options?: LoadOptions, ex
     const { api, helperDeps } = createAnalytics({
       debug: () => import('../debug/debug').then((m) => m.createDebugTools()),
       transforms: (settings, report) => createTransforms(settings, report, () => import('../extend/plugins').then((m) => m.pluginRunner)),
+      tools: () => import('../identity/tools').then((m) => m.linkTools),
     });
     instance = { api, helperDeps };
     if (extend) extend(api, helperDeps);

@@ -90,13 +90,15 @@ export interface IdentityOptions {
   cookie?: { domain?: string; maxage?: number };
   /** False: read what is stored, write nothing (not even a probe) until `persist()` (consent pending). @default true */
   persist?: boolean;
+  /** `serverCookies` (src/identity/server-cookies.ts): a cookie the server holds is not written again; a write is told. */
+  server?: { _holds(name: string, value: string): boolean; _changed(domain?: string): void; _forget(): void };
 }
 
 /**
  * The visitor's identity: anonymous id, user id and traits, kept in memory and persisted to a first-party
  * cookie (top registrable domain, SameSite=Lax, Secure on https) mirrored to localStorage, read from whichever survives.
  */
-export function createIdentity({ storage = 'cookie', cookie = {}, persist = true }: IdentityOptions = {}) {
+export function createIdentity({ storage = 'cookie', cookie = {}, persist = true, server }: IdentityOptions = {}) {
   // Created at load, in a browser only.
   const useCookie = storage == 'cookie';
   const memory = storage == 'memory';
@@ -108,7 +110,10 @@ export function createIdentity({ storage = 'cookie', cookie = {}, persist = true
   const writeCookie = (name: string, value: string | undefined, d = domain) => {
     const secure = location.protocol == 'https:' ? '; Secure' : '';
     const age = value === undefined ? 0 : Math.round((cookie.maxage ?? 365) * 86400);
-    document.cookie = `${name}=${encodeURIComponent(value ?? '')}; path=/; max-age=${age}; SameSite=Lax${secure}${d ? '; domain=' + d : ''}`;
+    const v = encodeURIComponent(value ?? '');
+    // Rewritten by script, the server's cookie would get the script's capped lifetime (Safari: 7 days).
+    if (age && server?._holds(name, v)) return;
+    document.cookie = `${name}=${v}; path=/; max-age=${age}; SameSite=Lax${secure}${d ? '; domain=' + d : ''}`;
   };
   // Each store is tried on its own: one the browser blocks (it throws) must not stop the other.
   const attempt = <T>(fn: () => T): T | undefined => {
@@ -142,7 +147,7 @@ export function createIdentity({ storage = 'cookie', cookie = {}, persist = true
   const store = (key: Key, value: any) => {
     // Always JSON (the analytics.js form), so an id such as "42" or "1e3" reads back as the same string.
     const s = value == null ? undefined : stringify(value);
-    if (useCookie && !OBJECT_KEYS.includes(key)) attempt(() => writeCookie(KEYS[key], s));
+    if (useCookie && !OBJECT_KEYS.includes(key)) attempt(() => (writeCookie(KEYS[key], s), server?._changed(domain)));
     if (ls) attempt(() => (s === undefined ? ls!.removeItem(KEYS[key]) : ls!.setItem(KEYS[key], s)));
   };
   const write = (key: Key, value: any) => writable && store(key, value);
@@ -198,6 +203,7 @@ export function createIdentity({ storage = 'cookie', cookie = {}, persist = true
     forget() {
       writable = false;
       IDENTITY.forEach(erase);
+      attempt(() => server?._forget());
     },
     /** The visitor's stored opt-out choice: true (out), false (opted in again), undefined (none). */
     optedOut: (): boolean | undefined => {

@@ -39,14 +39,17 @@ export interface ContextParts {
  * its part before such a `?`: a route (`#/cart/42`, `#!/cart`; `#/cart?step=2` keeps `#/cart`) or a plain anchor
  * (`#section`). Pure.
  */
-export const wireUrl = (url: string): string => url.replace(/#[^?]*[=&][^]*|(#[^?]*)[^]*/, '$1');
+export const wireUrl = (url: string): string => unlink(url).replace(/#[^?]*[=&][^]*|(#[^?]*)[^]*/, '$1');
+
+/** A URL without the cross-domain link's parameter (src/identity/link.ts: it never goes on the wire), all else as it was. Pure. */
+export const unlink = (url: string): string => url.replace(/([?&])svc_link=[^&#]*(&?)/, (_, sep, next) => next && sep);
 
 /** Page context from a URL, title and referrer (what the snippet records at call time); URLs as `wireUrl` gives them. */
 export function pageContext(url: string, title: string, referrer: string): PageContext {
   let path = '/';
   let search = '';
   try {
-    const u = new URL(url);
+    const u = new URL(wireUrl(url));
     path = u.pathname;
     search = u.search;
   } catch {

@@ -154,6 +154,13 @@ export interface LoadOptions {
   consent?: { categories: string[] };
   /** Treat `navigator.globalPrivacyControl === true` as an opt-out. @default false */
   respectGPC?: boolean;
+  /**
+   * Host names of the site's other domains (a host name covers its subdomains): links and forms to them carry the
+   * anonymous id for 2 minutes, in this browser only; a page loaded through such a link adopts it. @default none
+   */
+  linkDomains?: string[];
+  /** With a first-party `apiHost` path: the site's server sets the identity cookies (`POST {apiHost}/v1/cookies`), past Safari's 7-day cap on script cookies. @default false */
+  serverCookies?: boolean;
 }
 
 /** Settings of the npm entry's `AnalyticsBrowser.load(settings, options)`. */

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildContext, campaign, deviceType, freeze, LIBRARY, merge, osFromUserAgent, pageContext, wireUrl, type Environment } from '../../src/message/context';
+import { buildContext, campaign, deviceType, freeze, LIBRARY, merge, osFromUserAgent, pageContext, unlink, wireUrl, type Environment } from '../../src/message/context';
 
 const UA = {
   android: 'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Mobile Safari/537.36',
@@ -82,6 +82,20 @@ describe('pageContext (URLs on the wire)', () => {
       referrer: 'https://a.example/app#!/home',
       path: '/app',
     });
+  });
+});
+
+describe('unlink', () => {
+  it("removes the cross-domain link's parameter wherever it is, and nothing else", () => {
+    expect(unlink('https://a.test/?svc_link=1.2.x')).toBe('https://a.test/');
+    expect(unlink('https://a.test/?svc_link=1.2.x&b=2#f')).toBe('https://a.test/?b=2#f');
+    expect(unlink('https://a.test/?a=1&svc_link=1.2.x&b=2')).toBe('https://a.test/?a=1&b=2');
+    expect(unlink('https://a.test/?a=1&svc_link=1.2.x#/r')).toBe('https://a.test/?a=1#/r');
+    expect(unlink('https://a.test/?xsvc_link=1')).toBe('https://a.test/?xsvc_link=1');
+  });
+  it('keeps it off the page context: url, search and referrer', () => {
+    const page = pageContext('https://a.test/p?utm_source=x&svc_link=1.2.x', 't', 'https://b.test/?svc_link=1.2.y');
+    expect(page).toMatchObject({ url: 'https://a.test/p?utm_source=x', search: '?utm_source=x', referrer: 'https://b.test/' });
   });
 });
 

@@ -1,0 +1,163 @@
+// linkDomains (CONTRACT section 3) across two host names of one browser: shop.test and checkout.test, resolved to
+// 127.0.0.1 by this browser only (`--host-resolver-rules`); the static server answers any Host.
+import { chromium, type Browser, type BrowserContext, type Page } from '@playwright/test';
+import { test, expect, ready, watchErrors, type CollectorHandle, type SiteHandle } from './fixtures';
+import { executablePath, args } from '../scripts/chromium.mjs';
+
+let browser: Browser;
+test.beforeAll(async () => {
+  browser = await chromium.launch({ executablePath, args: [...args, '--host-resolver-rules=MAP *.test 127.0.0.1'] });
+});
+test.afterAll(async () => browser?.close());
+
+/** The link test page on `host`, with `linkDomains` naming the other host. */
+const on = (site: SiteHandle, host: 'shop.test' | 'checkout.test' | 'other.test', params: Record<string, string> = {}) => {
+  const other = host == 'shop.test' ? 'checkout.test' : 'shop.test';
+  const u = new URL(site.page('link.html', { opts: JSON.stringify({ linkDomains: [other] }), ...params }));
+  u.hostname = host;
+  return u.toString();
+};
+/** Adds a link to `href` on `page` (id `go`); `hold` keeps the click from navigating, to read what it would follow. */
+const addLink = (page: Page, href: string, hold = false) =>
+  page.evaluate(
+    ([href, hold]) => {
+      document.getElementById('go')?.remove();
+      const a = Object.assign(document.createElement('a'), { id: 'go', textContent: 'go' });
+      a.setAttribute('href', href as string);
+      if (hold) a.addEventListener('click', (e) => e.preventDefault());
+      document.body.append(a);
+    },
+    [href, hold] as const,
+  );
+const anonymousId = (page: Page) => page.evaluate(() => (window as any).analytics.user().anonymousId() as string);
+/** The page messages that came from `host`, once there are `min`. */
+async function pagesFrom(collector: CollectorHandle, host: string, min = 1) {
+  let found: any[] = [];
+  await expect.poll(async () => (found = (await collector.messages({ type: 'page' })).filter((m) => new URL(m.context.page.url).hostname == host)).length).toBeGreaterThanOrEqual(min);
+  return found;
+}
+/** Opens the shop page in a new context and returns its page and anonymous id. */
+async function shop(site: SiteHandle, options: Parameters<Browser['newContext']>[0] = {}) {
+  const context = await browser.newContext(options);
+  const page = await context.newPage();
+  const errors = await watchErrors(page);
+  await page.goto(on(site, 'shop.test'));
+  await ready(page);
+  // Decoration comes with the bundle's lazy chunk, requested at load: a click before it arrives goes undecorated.
+  await page.waitForFunction(() => (window as any).svcAnalyticsDebug);
+  return { context, page, errors, id: await anonymousId(page) };
+}
+/** Clicks a held link to the checkout and returns the decorated URL it would follow. */
+async function decoratedHref(page: Page, site: SiteHandle) {
+  const target = on(site, 'checkout.test') + '&step=2#pay';
+  await addLink(page, target, true);
+  await page.click('#go');
+  const href = await page.getAttribute('#go', 'href');
+  expect(href).toContain('svc_link=');
+  return href!;
+}
+
+test('a link to a listed domain carries the anonymous id; the page there adopts it before its first message, and keeps it out of the address bar and the messages', async ({ site, collector }) => {
+  const { context, page, errors, id } = await shop(site);
+  const target = on(site, 'checkout.test') + '&step=2#pay';
+  await addLink(page, target);
+  await Promise.all([page.waitForURL(/checkout\.test/), page.click('#go')]);
+  await ready(page);
+  // The address bar: the link's own parameters and fragment, without ours.
+  expect(page.url()).toBe(target);
+  expect(await anonymousId(page)).toBe(id);
+  // The stub's page(), recorded while the URL still had the parameter, and sent under the adopted id.
+  const [m] = await pagesFrom(collector, 'checkout.test');
+  expect(m.anonymousId).toBe(id);
+  const wire = JSON.stringify(m);
+  expect(wire).not.toContain('svc_link');
+  expect({ url: m.context.page.url, search: m.context.page.search, propsUrl: m.properties.url, propsSearch: m.properties.search }).toEqual({
+    url: target,
+    search: new URL(target).search,
+    propsUrl: target,
+    propsSearch: new URL(target).search,
+  });
+  // The cookie of the checkout's own domain holds the adopted id.
+  const cookie = (await context.cookies('http://checkout.test')).find((c) => c.name == 'svc_anonymous_id');
+  expect(decodeURIComponent(cookie!.value)).toBe(JSON.stringify(id));
+  expect(errors).toEqual([]);
+  await context.close();
+});
+
+test('a middle click, the keyboard and a form carry it too; links elsewhere are left as they are', async ({ site }) => {
+  const { context, page, errors, id } = await shop(site);
+  // Middle click: a new tab, which adopts the id.
+  await addLink(page, on(site, 'checkout.test') + '&via=middle');
+  const [tab] = await Promise.all([context.waitForEvent('page'), page.click('#go', { button: 'middle' })]);
+  await ready(tab);
+  expect(await anonymousId(tab)).toBe(id);
+  expect(tab.url()).not.toContain('svc_link');
+  await tab.close();
+  // Keyboard: Enter on the focused link.
+  await addLink(page, on(site, 'checkout.test') + '&via=keyboard');
+  await page.focus('#go');
+  await Promise.all([page.waitForURL(/via=keyboard/), page.keyboard.press('Enter')]);
+  await ready(page);
+  expect(await anonymousId(page)).toBe(id);
+  expect(page.url()).not.toContain('svc_link');
+  // Back on the shop: a GET form to the checkout.
+  await page.goto(on(site, 'shop.test'));
+  await ready(page);
+  await page.evaluate((action) => {
+    const u = new URL(action);
+    document.body.insertAdjacentHTML('beforeend', `<form id="f" action="${u.origin + u.pathname}"><input name="api" value="${u.searchParams.get('api')}"><input name="opts" value='${u.searchParams.get('opts')}'><button>go</button></form>`);
+  }, on(site, 'checkout.test'));
+  await Promise.all([page.waitForURL(/checkout\.test/), page.click('#f button')]);
+  await ready(page);
+  expect(await anonymousId(page)).toBe(id);
+  expect(page.url()).not.toContain('svc_link');
+  // Elsewhere: another domain, this host, a relative link: untouched.
+  await page.goto(on(site, 'shop.test'));
+  await ready(page);
+  for (const href of [on(site, 'other.test'), on(site, 'shop.test') + '&same=1', 'link.html?x=1#y']) {
+    await addLink(page, href, true);
+    await page.click('#go');
+    expect(await page.getAttribute('#go', 'href')).toBe(href);
+  }
+  expect(errors).toEqual([]);
+  await context.close();
+});
+
+test('a parameter older than 2 minutes is not adopted, and still leaves the address bar', async ({ site, collector }) => {
+  const { context, page, id } = await shop(site);
+  const href = await decoratedHref(page, site);
+  const later = await context.newPage();
+  await later.clock.install({ time: Date.now() + 2 * 60_000 + 5_000 });
+  await later.goto(href);
+  await ready(later);
+  expect(later.url()).not.toContain('svc_link');
+  expect(await anonymousId(later)).not.toBe(id);
+  const [m] = await pagesFrom(collector, 'checkout.test');
+  expect(m.anonymousId).not.toBe(id);
+  expect(JSON.stringify(m)).not.toContain('svc_link');
+  // Within the 2 minutes, the same link is adopted (the clock, not something else, made the difference).
+  const soon = await context.newPage();
+  await soon.clock.install({ time: Date.now() + 60_000 });
+  await soon.goto(href);
+  await ready(soon);
+  expect(await anonymousId(soon)).toBe(id);
+  await context.close();
+});
+
+test('a parameter made in another browser (another user agent) is not adopted, and still leaves the address bar', async ({ site }) => {
+  const { context, page, id } = await shop(site);
+  const href = await decoratedHref(page, site);
+  const other: BrowserContext = await browser.newContext({ userAgent: 'Mozilla/5.0 (Other) Safari/605.1.15' });
+  const there = await other.newPage();
+  await there.goto(href);
+  await ready(there);
+  expect(there.url()).not.toContain('svc_link');
+  expect(await anonymousId(there)).not.toBe(id);
+  // The same link in the browser that made it is adopted.
+  const same = await context.newPage();
+  await same.goto(href);
+  await ready(same);
+  expect(await anonymousId(same)).toBe(id);
+  await other.close();
+  await context.close();
+});

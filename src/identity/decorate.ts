@@ -1,0 +1,55 @@
+import type { AnalyticsError } from '../message/types';
+import { analyticsError } from '../message/errors';
+import { unlink } from '../message/context';
+import { sign } from './link';
+
+/** The link parameter's value for `id` at `now` (src/identity/link.ts reads it). */
+export const linkValue = (id: string, now: number): string => {
+  const t = now.toString(36);
+  return `${t}.${sign(t, id)}.${id}`;
+};
+
+/** A URL with the parameter set to `value` (an older one replaced), its own parameters and fragment kept as they are. */
+export const linked = (url: string, value: string): string =>
+  unlink(url).replace(/^([^?#]*)\??([^#]*)/, (_, path, query) => `${path}?svc_link=${encodeURIComponent(value)}${query && '&' + query}`);
+
+/**
+ * Decorates links and forms to `domains` (a host name covers its subdomains; this page's own host is never decorated)
+ * with the id `id()` gives (none while it gives nothing), at the last moment: in the capture phase of `click`
+ * (keyboard activation included), `auxclick` (middle click) and `submit`, by rewriting the `href` or `action` the
+ * browser is about to follow (a GET form: a hidden field, since its fields replace the action's query). Nothing is
+ * prevented: a router that handles the link itself still sees a link, with the parameter. Never throws.
+ */
+export function decorateLinks(list: unknown, id: () => string | false | undefined, report: (e: AnalyticsError) => void) {
+  if (!Array.isArray(list)) return report(analyticsError('invalid_arguments', 'linkDomains: an array of host names is required'));
+  const domains = list.map((d) => String(d).toLowerCase().replace(/^\./, ''));
+  const resolve = (url: string) => new URL(url, document.baseURI);
+  const listed = (u: URL) => u.host != location.host && domains.some((d) => ('.' + u.hostname).endsWith('.' + d));
+  const on = (e: Event) => {
+    try {
+      const t = e.target as Element;
+      const v = id();
+      if (!v) return;
+      const value = linkValue(v, Date.now());
+      if (e.type != 'submit') {
+        const a = t.closest('a[href],area[href]')!;
+        const u = resolve(a.getAttribute('href')!);
+        if (listed(u)) a.setAttribute('href', linked(u.href, value));
+        return;
+      }
+      // The button that submitted may name its own action and method (formaction, formmethod).
+      const by = (e as SubmitEvent).submitter;
+      const [el, attr] = by?.hasAttribute('formaction') ? [by, 'formaction'] : [t, 'action'];
+      const u = resolve(el.getAttribute(attr) || location.href);
+      if (!listed(u)) return;
+      if (/^post$/i.test(by?.getAttribute('formmethod') || t.getAttribute('method')!)) return el.setAttribute(attr, linked(u.href, value));
+      const field = t.querySelector('input[name=svc_link]') || t.appendChild(document.createElement('input'));
+      field.setAttribute('type', 'hidden');
+      field.setAttribute('name', 'svc_link');
+      field.setAttribute('value', value);
+    } catch {
+      // not a link (a click elsewhere), an odd URL: left as it is
+    }
+  };
+  for (const type of ['click', 'auxclick', 'submit']) addEventListener(type, on, true);
+}

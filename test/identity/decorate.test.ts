@@ -1,0 +1,85 @@
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { decorateLinks, linked, linkValue } from '../../src/identity/decorate';
+import { linkedId } from '../../src/identity/link';
+
+describe('linked', () => {
+  it("adds the parameter, keeping the link's own parameters and fragment", () => {
+    expect(linked('https://b.test/p?q=a%20b&flag#/cart?x=1', 'V')).toBe('https://b.test/p?svc_link=V&q=a%20b&flag#/cart?x=1');
+    expect(linked('https://b.test/p#top', 'V')).toBe('https://b.test/p?svc_link=V#top');
+    expect(linked('https://b.test/', 'a b')).toBe('https://b.test/?svc_link=a%20b');
+  });
+  it('replaces an older parameter', () => {
+    expect(linked('https://b.test/?a=1&svc_link=old&b=2', 'new')).toBe('https://b.test/?svc_link=new&a=1&b=2');
+    expect(linked('https://b.test/?svc_link=old', 'new')).toBe('https://b.test/?svc_link=new');
+  });
+});
+
+describe('decorateLinks', () => {
+  let id: string | false = 'anon-1';
+  const report = vi.fn();
+  beforeAll(() => {
+    (window as any).happyDOM.setURL('https://shop.test/');
+    decorateLinks(['Checkout.test', '.blog.test'], () => id, report);
+  });
+  afterEach(() => {
+    document.body.innerHTML = '';
+    id = 'anon-1';
+  });
+  const carried = (url: string) => linkedId(new URL(url).searchParams.get('svc_link') || '', Date.now());
+  const link = (href: string) => {
+    document.body.innerHTML = `<a href="${href}"><span>go</span></a>`;
+    const a = document.querySelector('a')!;
+    a.addEventListener('click', (e) => e.preventDefault()); // no navigation in the test DOM
+    return a;
+  };
+
+  it('decorates a link to a listed domain (or its subdomain) at click, from an inner element, keeping its parameters', () => {
+    const a = link('https://checkout.test/pay?step=2#card');
+    a.querySelector('span')!.click();
+    expect(a.getAttribute('href')).toMatch(/^https:\/\/checkout\.test\/pay\?svc_link=[^&]+&step=2#card$/);
+    expect(carried(a.href)).toBe('anon-1');
+    const b = link('https://www.blog.test/post');
+    b.dispatchEvent(new MouseEvent('auxclick', { bubbles: true, button: 1 }));
+    expect(carried(b.href)).toBe('anon-1');
+  });
+  it('leaves links elsewhere, to this host and of other schemes untouched', () => {
+    for (const href of ['https://other.test/x', '/local?a=1', 'https://shop.test/x', 'mailto:a@checkout.test', 'https://notcheckout.test/']) {
+      const a = link(href);
+      a.click();
+      expect(a.getAttribute('href')).toBe(href);
+    }
+  });
+  it('decorates nothing while there is no id to give (consent pending)', () => {
+    id = false;
+    const a = link('https://checkout.test/');
+    a.click();
+    expect(a.getAttribute('href')).toBe('https://checkout.test/');
+  });
+  it('decorates a POST form by its action, a GET form by a hidden field', () => {
+    document.body.innerHTML = `<form method="post" action="https://checkout.test/pay?a=1"></form><form action="https://checkout.test/search"><input name="svc_link" value="old"></form><form action="https://other.test/"></form>`;
+    const [post, get, other] = Array.from(document.forms);
+    for (const f of [post, get, other]) f.dispatchEvent(new Event('submit', { bubbles: true, cancelable: true }));
+    expect(carried(post.getAttribute('action')!)).toBe('anon-1');
+    expect(post.getAttribute('action')).toMatch(/&a=1$/);
+    const fields = get.querySelectorAll('input[name=svc_link]');
+    expect(fields.length).toBe(1);
+    expect(linkedId(fields[0].getAttribute('value')!, Date.now())).toBe('anon-1');
+    expect(other.outerHTML).toBe('<form action="https://other.test/"></form>');
+  });
+  it("follows the submitting button's formaction and formmethod", () => {
+    document.body.innerHTML = `<form action="/local"><button formaction="https://checkout.test/pay" formmethod="post">pay</button></form>`;
+    const form = document.forms[0];
+    form.addEventListener('submit', (e) => e.preventDefault());
+    const button = form.querySelector('button')!;
+    form.dispatchEvent(new SubmitEvent('submit', { bubbles: true, cancelable: true, submitter: button }));
+    expect(carried(button.getAttribute('formaction')!)).toBe('anon-1');
+    expect(form.getAttribute('action')).toBe('/local');
+  });
+  it('reports linkDomains that is not an array', () => {
+    decorateLinks('checkout.test', () => 'x', report);
+    expect(report).toHaveBeenCalledWith(expect.objectContaining({ code: 'invalid_arguments' }));
+  });
+  it('makes values linkedId reads back', () => {
+    expect(linkedId(linkValue('x', 5), 6)).toBe('x');
+  });
+});
