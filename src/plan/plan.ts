@@ -1,13 +1,14 @@
 // The tracking plan (CONTRACT section 7): `compilePlan` refuses a plan that is not valid, naming the place, and the
 // compiled plan checks messages. One checker for every place that checks a plan: the browser's `plan` option (a chunk
 // of its own), the collector's `--plan`, the testing kit and `svc-analytics plan check` (dist/plan.mjs).
-import type { Message } from '../message/types';
+import type { Message, PlanViolation } from '../message/types';
 import { validate, pointerTo, shown, type Schema, type SchemaFailure } from './schema';
 import { checkSchema, PlanError } from './plan-schema';
 import { ECOMMERCE_EVENTS } from '../helpers/ecommerce';
 import { SEMANTIC_EVENTS } from '../helpers/semantic';
 
 export { PlanError };
+export type { PlanViolation };
 
 /** A tracking plan as written (see CONTRACT section 7 and plan.schema.json). */
 export interface TrackingPlanFile {
@@ -18,15 +19,6 @@ export interface TrackingPlanFile {
   unplannedEvents?: 'error' | 'allow';
   $defs?: Record<string, Schema>;
   [key: string]: unknown;
-}
-
-/** A message that does not follow the plan: which message, where in it (a JSON pointer), and what the plan expected. */
-export interface PlanViolation {
-  messageId: string;
-  type: string;
-  event?: string;
-  pointer: string;
-  expected: string;
 }
 
 /** A plan checked by `compilePlan`: `check` lists a message's violations (none: it follows the plan). */
