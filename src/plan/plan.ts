@@ -37,6 +37,18 @@ const isObject = (v: unknown): v is Record<string, any> => !!v && typeof v == 'o
 const extra = (k: string) => k[0] == '$' || k.startsWith('x-');
 const loose = (name: string) => name.toLowerCase().replace(/[\s_-]+/g, '');
 
+/** Edit distance (Levenshtein) of two names, compared loosely (case, spaces, `_` and `-` aside). */
+function distance(a: string, b: string): number {
+  [a, b] = [loose(a), loose(b)];
+  let row = [...Array(b.length + 1).keys()];
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[b.length];
+}
+
 /** Resolves a JSON pointer fragment (`#/$defs/Seats`) in the plan; undefined when it names nothing. */
 function resolver(plan: unknown) {
   return (ref: string): Schema | undefined => {
@@ -93,7 +105,11 @@ export function compilePlan(plan: unknown): CompiledPlan {
     if (type == 'track' && typeof event == 'string') {
       if (planned(event)) against(events[event].properties, 'properties', message.properties);
       else if (strict && !ECOMMERCE_EVENTS.includes(event) && !SEMANTIC_EVENTS.includes(event)) {
-        const near = Object.keys(events).find((e) => loose(e) == loose(event));
+        // the planned name it may be a misspelling of: the nearest, within 2 edits
+        const near = Object.keys(events)
+          .map((e) => [distance(e, event), e] as const)
+          .filter(([d]) => d <= 2)
+          .sort((x, y) => x[0] - y[0])[0]?.[1];
         failures.push({ pointer: '/event', expected: `an event of the plan${near ? ` (did you mean ${shown(near)}?)` : ''}, got ${shown(event)}` });
       }
     }
