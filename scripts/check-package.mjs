@@ -23,7 +23,7 @@ const REQUIRED = ['LICENSE', 'README.md', 'CHANGELOG.md', 'package.json', 'bin/s
   'dist/index.mjs', 'dist/index.cjs', 'dist/index.d.ts', 'dist/index.d.cts', 'dist/core.mjs', 'dist/core.cjs', 'dist/core.d.ts',
   'dist/core.d.cts', 'dist/npm.mjs', 'dist/npm.cjs', 'dist/snippet-gen.mjs', 'dist/snippet-gen.cjs',
   'dist/snippet-gen.d.ts', 'dist/snippet-gen.d.cts', 'dist/analytics.min.js', 'dist/snippet.min.js', 'dist/analytics.debug.min.js',
-  'dist/sri.json', 'dist/analytics.plan.min.js', 'dist/plan.mjs', 'dist/plan.d.ts', 'playwright/index.mjs', 'playwright/index.d.ts'];
+  'dist/sri.json', 'dist/analytics.plan.min.js', 'dist/plan.mjs', 'dist/plan.d.ts', 'plan.schema.json', 'playwright/index.mjs', 'playwright/index.d.ts'];
 
 const problems = [];
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-analytics-pack-'));

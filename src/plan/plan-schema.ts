@@ -44,6 +44,18 @@ export function checkSchema(schema: unknown, at: string, refs: Refs, seen: strin
     if (!isObject(s.properties)) fail('properties', 'an object of property names to schemas');
     for (const [k, sub] of Object.entries(s.properties)) checkSchema(sub, pointerTo(pointerTo(at, 'properties'), k), refs);
   }
+  if (s.patternProperties !== undefined) {
+    if (!isObject(s.patternProperties)) fail('patternProperties', 'an object of regular expressions to schemas');
+    for (const [re, sub] of Object.entries(s.patternProperties)) {
+      const at2 = pointerTo(pointerTo(at, 'patternProperties'), re);
+      try {
+        new RegExp(re, 'u');
+      } catch {
+        throw new PlanError(at2, 'a key that is a regular expression (ECMA-262, unicode)');
+      }
+      checkSchema(sub, at2, refs);
+    }
+  }
   if (s.required !== undefined && !(Array.isArray(s.required) && s.required.every((k: unknown) => typeof k == 'string')))
     fail('required', 'an array of property names');
   if (s.enum !== undefined && !(Array.isArray(s.enum) && s.enum.length)) fail('enum', 'a non-empty array of values');

@@ -1,7 +1,7 @@
-// The JSON Schema subset of a tracking plan (CONTRACT section 7): type, properties, required, additionalProperties,
-// enum, const, not, items (and draft-07's tuple form, 2020-12's prefixItems), minimum/maximum and their exclusive forms,
-// minLength/maxLength, minItems/maxItems, pattern, format (date-time, email, uri), anyOf/oneOf/allOf and $ref into the
-// plan's `$defs` (draft-07's `definitions` too). An interpreter over the schema as data: no code is generated, so it
+// The JSON Schema subset of a tracking plan (CONTRACT section 7): type, properties, patternProperties, required,
+// additionalProperties, enum, const, not, items (and draft-07's tuple form, 2020-12's prefixItems), minimum/maximum and
+// their exclusive forms, minLength/maxLength, minItems/maxItems, pattern, format (date-time, email, uri),
+// anyOf/oneOf/allOf and $ref into the plan's `$defs` (draft-07's `definitions` too). An interpreter over the schema as data: no code is generated, so it
 // runs under a strict CSP (no eval, no new Function), in Node and in the browser alike.
 
 /** A JSON Schema (an object, or `true`/`false`). */
@@ -110,9 +110,13 @@ function objectKeywords(s: Record<string, any>, v: Record<string, unknown>, at: 
   const properties: Record<string, Schema> = TYPES.object(s.properties) ? s.properties : {};
   const has = (k: string) => Object.prototype.hasOwnProperty.call(v, k);
   if (Array.isArray(s.required)) for (const k of s.required) if (!has(k)) out.push({ pointer: pointerTo(at, k), expected: 'a value (required by the plan), got nothing' });
+  const patterns = Object.entries<Schema>(TYPES.object(s.patternProperties) ? s.patternProperties : {});
   for (const k of Object.keys(v)) {
     const where = pointerTo(at, k);
+    const matched = patterns.filter(([re]) => new RegExp(re, 'u').test(k));
+    for (const [, schema] of matched) validate(schema, v[k], where, refs, out);
     if (Object.prototype.hasOwnProperty.call(properties, k)) validate(properties[k], v[k], where, refs, out);
+    else if (matched.length) continue;
     else if (s.additionalProperties === false) {
       const known = Object.keys(properties);
       out.push({ pointer: where, expected: `no such property (the plan lists ${known.length ? known.map(shown).join(', ') : 'none'})` });

@@ -1,6 +1,8 @@
 // @vitest-environment node
 import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
 import { compilePlan, describeViolation, PlanError } from '../../src/plan/plan';
+import { validate } from '../../src/plan/schema';
 
 const PLAN = {
   $schema: 'https://cdn.svc.example/plan.schema.json',
@@ -83,5 +85,22 @@ describe('validatePlan (through compilePlan)', () => {
   it('takes draft-07 documents: definitions and items arrays', () => {
     const draft7 = { $schema: 'http://json-schema.org/draft-07/schema#', definitions: { N: { type: 'number' } }, events: { A: { properties: { properties: { n: { $ref: '#/definitions/N' }, t: { items: [{ type: 'string' }] } } } } } };
     expect(compilePlan(draft7).check({ messageId: 'x', type: 'track', event: 'A', properties: { n: 'x', t: ['a'] } })[0].pointer).toBe('/properties/n');
+  });
+});
+
+describe('plan.schema.json (what editors check a plan file with)', () => {
+  const read = (f: string) => JSON.parse(readFileSync(f, 'utf8'));
+  const meta = read('plan.schema.json');
+  // The JSON Schema meta-schema it points sub-schemas to is not ours to check here: taken as true.
+  const refs = (ref: string) => (ref[0] == '#' ? ref.slice(2).split('/').reduce((n: any, k) => n?.[k], meta) : true);
+
+  it('accepts the plans of the repository, and names what is wrong in one that is not a plan', () => {
+    for (const f of ['demo/tracking-plan.json', 'e2e/site/tracking-plan.json', 'e2e/site/kit-plan.json']) expect({ f, failures: validate(meta, read(f), '', refs) }).toEqual({ f, failures: [] });
+    expect(validate(meta, { event: {}, unplannedEvents: 'warn' }, '', refs).map((f) => f.pointer).sort()).toEqual(['/event', '/unplannedEvents']);
+  });
+
+  it('lists the top-level keys compilePlan takes', () => {
+    expect(Object.keys(meta.properties).sort()).toEqual(['$defs', 'definitions', 'description', 'events', 'group', 'identify', 'page', 'unplannedEvents']);
+    expect(() => compilePlan({ description: 'x', definitions: {}, $defs: {}, page: {}, 'x-owner': 'growth' })).not.toThrow();
   });
 });
