@@ -26,7 +26,7 @@ Usage:
   svc-analytics start [--port 8787] [--site-port 8080] [--host 127.0.0.1] [--write-key KEY] [--log FILE]
                       [--allow-origin ORIGIN ...] [--plan FILE]
       The collector plus the demo shop (the package's demo/, with its dist/ at /dist/), which sends its
-      events to this collector, whatever its port.
+      events to this collector, whatever its port; it checks the demo's tracking plan unless --plan names one.
 
   The inspector and the control API (/_/*: the captured messages, faults, reset) answer only the
   inspector's own page, the demo's, and the origins named with --allow-origin, at 127.0.0.1,
@@ -116,7 +116,7 @@ function checkLogFile(file) {
   }
 }
 
-function collectorOptions(values) {
+function collectorOptions(values, defaultPlan = null) {
   if (values['any-key'] && values['write-key'] !== undefined) fail('use either --write-key or --any-key, not both', 2);
   if (values['no-log'] && values.log !== undefined) usage('use either --log or --no-log, not both');
   // Only when asked: the log holds what visitors typed (names, emails) and is easy to commit by mistake.
@@ -137,7 +137,7 @@ function collectorOptions(values) {
     writeKey: values['any-key'] ? null : values['write-key'] ?? DEFAULT_KEY,
     logFile,
     allowOrigins,
-    plan: values.plan === undefined ? null : path.resolve(values.plan),
+    plan: values.plan === undefined ? defaultPlan : path.resolve(values.plan),
     quiet: Boolean(values.quiet) && !values.verbose,
   };
 }
@@ -241,7 +241,7 @@ function demoSnippet(collector, host) {
 
 async function runStart(values) {
   if (values['any-key']) usage('start needs a real write key for the demo; use --write-key');
-  const opts = collectorOptions(values);
+  const opts = collectorOptions(values, path.join(PKG_ROOT, 'demo', 'tracking-plan.json'));
   const sitePort = parsePort(values['site-port'], 8080, '--site-port');
   if (!fs.existsSync(path.join(PKG_ROOT, 'demo', 'index.html'))) fail(`the demo site is missing: ${path.join(PKG_ROOT, 'demo', 'index.html')}`);
   checkBuild();
