@@ -142,3 +142,25 @@ test('a bundle pinned by SRI loads the plan chunk with its hash (carried by the 
   const arrived = await collector.waitFor(3, { type: 'track' });
   expect(arrived.map((m) => m.messageId).sort()).toEqual([...ids].sort());
 });
+
+test('the collector with a plan shows each violation in the inspector beside its message, live', async ({ page }) => {
+  const { startCollector } = await import('../collector/server.mjs');
+  const col = await startCollector({ port: 0, writeKey: null, plan: 'e2e/site/tracking-plan.json' });
+  try {
+    await page.goto(col.url + '/');
+    await expect(page.locator('#cMessages')).toHaveText('0');
+    const message = (event: string, properties: object, messageId: string) => ({ type: 'track', event, properties, messageId, anonymousId: 'a', timestamp: new Date().toISOString() });
+    await fetch(col.url + '/v1/batch', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ batch: [message('Signed Up', { plan: 'pro', seats: 2 }, 'on-plan-1'), message('Signed Up', { plan: 'pro', seats: '2' }, 'off-plan-1')] }),
+    });
+    const row = page.locator('tr.planrow');
+    await expect(row).toHaveCount(1);
+    await expect(row).toContainText('/properties/seats: expected an integer, got "2"');
+    // beside its message: the row under the one of off-plan-1, which carries the badge
+    await expect(page.locator('tr', { hasText: 'off-plan-1'.slice(-10) }).first()).toContainText('off plan');
+  } finally {
+    await col.close();
+  }
+});
