@@ -164,3 +164,24 @@ test('the collector with a plan shows each violation in the inspector beside its
     await col.close();
   }
 });
+
+test('the npm entry takes plan too: the checker is a dynamic import, loaded only then', async ({ page, site, collector }) => {
+  const checker = fetches(page, '/dist/browser-check.mjs');
+  await page.goto(site.page('/x-npm.html', { opts: JSON.stringify({ plan: '/tracking-plan.json' }) }));
+  await ready(page);
+  const { ids, errors } = await callsAndErrors(page, 2);
+  expect(errors.map((e) => [e.code, e.violation?.pointer, e.messageIds[0]])).toEqual([
+    ['plan_violation', '/properties/seats', ids[1]],
+    ['plan_violation', '/event', ids[2]],
+  ]);
+  await collector.waitFor(3, { type: 'track' });
+  expect(checker).toHaveLength(1);
+
+  // a page of the app without a plan never imports it
+  checker.length = 0;
+  await page.goto(site.page('/x-npm.html'));
+  await ready(page);
+  await page.evaluate(() => (window as any).analytics.track('No Plan Here'));
+  await collector.waitFor(1, { event: 'No Plan Here' });
+  expect(checker).toEqual([]);
+});
