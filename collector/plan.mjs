@@ -6,21 +6,21 @@ import path from 'node:path';
 
 const CHECKER = new URL('../dist/plan.mjs', import.meta.url);
 
-/** The checker module (dist/plan.mjs); a clear error when the package was not built. */
-export async function planModule() {
-  try {
-    return await import(CHECKER.href);
-  } catch (err) {
-    if (err && err.code === 'ERR_MODULE_NOT_FOUND') throw new Error(`the plan checker ${CHECKER.pathname} is missing: run npm run build`);
-    throw err;
-  }
-}
-
 /** A plan that cannot be used: `code` 2 for the CLI (unreadable, not JSON, not a valid plan). */
 export class PlanLoadError extends Error {
   constructor(message) {
     super(message);
     this.name = 'PlanLoadError';
+  }
+}
+
+/** The checker module (dist/plan.mjs); a clear error when the package was not built. */
+export async function planModule() {
+  try {
+    return await import(CHECKER.href);
+  } catch (err) {
+    if (err && err.code === 'ERR_MODULE_NOT_FOUND') throw new PlanLoadError(`the plan checker ${CHECKER.pathname} is missing: run npm run build`);
+    throw err;
   }
 }
 
