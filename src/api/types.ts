@@ -9,7 +9,6 @@ declare global {
    * `svc-analytics plan types` writes, which fills it. Then `track`, `identify` and `group` are typed by the plan.
    */
   // (global, not a module's: one file types `svc-analytics`, `svc-analytics/core` and `window.analytics` alike)
-  // eslint-disable-next-line @typescript-eslint/no-empty-interface
   interface SvcAnalyticsTrackingPlan {}
 }
 
