@@ -59,6 +59,9 @@ function write(text, out) {
 async function check(plan, files) {
   const compiled = await loadPlan(plan);
   const { describeViolation } = await planModule();
+  if (!files.length && !fs.existsSync(DEFAULT_LOG)) {
+    throw new PlanLoadError(`cannot read ${DEFAULT_LOG} (ENOENT): name the files, or run the collector with --log ${DEFAULT_LOG} first`);
+  }
   const messages = readMessages(files.length ? files : [DEFAULT_LOG]);
   let count = 0;
   const events = new Set();
