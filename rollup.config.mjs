@@ -19,9 +19,10 @@ const constants = () => ({
 // `'__CHUNK_SRI__'` in the bundle's source: the SRI hash of the lazy chunk, built by the configuration before it; the
 // bundle sets it on the chunk's <script> when its own <script> has an `integrity` (a site that pins the bundle pins
 // what it loads too).
-const chunkSri = () => ({
+// (`'__PLAN_SRI__'`: the same for the tracking-plan chunk, in the lazy chunk that loads it.)
+const chunkSri = (placeholder = '__CHUNK_SRI__', file = 'analytics.debug.min.js') => ({
   name: 'chunk-sri',
-  transform: (code) => (code.includes('__CHUNK_SRI__') ? { code: code.replaceAll('__CHUNK_SRI__', sriOf('analytics.debug.min.js')), map: null } : null),
+  transform: (code) => (code.includes(placeholder) ? { code: code.replaceAll(placeholder, sriOf(file)), map: null } : null),
 });
 // `import stub from 'virtual:snippet'`: the minified stub built by the first configuration below.
 const snippetText = () => ({
@@ -31,7 +32,7 @@ const snippetText = () => ({
 });
 // Subresource Integrity of the files a page loads by URL: written as dist/sri.json (and `<file>.sri`) once the
 // browser configurations are built, and inlined in the snippet generator (`snippet({ integrity: true })`).
-const SRI_FILES = ['analytics.min.js', 'analytics.debug.min.js'];
+const SRI_FILES = ['analytics.min.js', 'analytics.debug.min.js', 'analytics.plan.min.js'];
 const sriOf = (file) => 'sha384-' + createHash('sha384').update(readFileSync(`dist/${file}`)).digest('base64');
 const sriManifest = () => ({
   name: 'sri-manifest',
@@ -80,11 +81,18 @@ export default [
     plugins: [constants(), ts(), min({ toplevel: true })],
   },
   {
-    // The lazy chunk, loaded by the bundle on `debug(true)` or the first `register()`. Built before the bundle, which
-    // carries its SRI hash.
+    // The tracking-plan checker (CONTRACT section 7), loaded for a `plan` load option only, by the lazy chunk, which
+    // carries its SRI hash (built before it).
+    input: 'src/entry/plan-browser.ts',
+    output: { file: 'dist/analytics.plan.min.js', format: 'iife' },
+    plugins: [ts(), min()],
+  },
+  {
+    // The lazy chunk, loaded by the bundle on `debug(true)`, the first `register()` or a `plan` option. Built before the
+    // bundle, which carries its SRI hash.
     input: 'src/entry/debug-browser.ts',
     output: { file: 'dist/analytics.debug.min.js', format: 'iife' },
-    plugins: [ts(), min()],
+    plugins: [chunkSri('__PLAN_SRI__', 'analytics.plan.min.js'), ts(), min()],
   },
   {
     input: 'src/entry/browser.ts',
@@ -112,6 +120,15 @@ export default [
     plugins: [constants(), ts()],
   },
   {
+    // svc-analytics/plan: the same checker for Node (the collector's --plan, the kit, `svc-analytics plan`).
+    input: 'src/entry/plan.ts',
+    output: [
+      { file: 'dist/plan.mjs', format: 'es' },
+      { file: 'dist/plan.cjs', format: 'cjs', exports: 'named' },
+    ],
+    plugins: [ts()],
+  },
+  {
     input: 'src/entry/snippet-gen.ts',
     output: [
       { file: 'dist/snippet-gen.mjs', format: 'es' },
@@ -132,7 +149,7 @@ export default [
   },
   // The declarations: one self-contained file per entry, as .d.ts (for `import`) and .d.cts (for `require`), so
   // that they resolve under every moduleResolution (bundler, node16/nodenext in ESM and CommonJS, node10).
-  ...['index', 'core', 'snippet-gen', 'global'].map((name) => ({
+  ...['index', 'core', 'snippet-gen', 'global', 'plan'].map((name) => ({
     input: `src/entry/${name}.ts`,
     output: [
       { file: `dist/${name}.d.ts`, format: 'es' },

@@ -18,15 +18,15 @@ const HELP = `svc-analytics: local tools for the svc-analytics browser library
 
 Usage:
   svc-analytics collector [--port 8787] [--host 127.0.0.1] [--write-key KEY | --any-key] [--log FILE]
-                          [--allow-origin ORIGIN ...]
+                          [--allow-origin ORIGIN ...] [--plan FILE]
       A local Data Pipelines API: POST /v1/batch and /v1/{identify,track,page,screen,group,alias}, for
       pages of any origin. Open its URL for the live inspector. With --log, accepted messages are
       appended to FILE as JSON lines; without it, they are kept in memory only.
 
   svc-analytics start [--port 8787] [--site-port 8080] [--host 127.0.0.1] [--write-key KEY] [--log FILE]
-                      [--allow-origin ORIGIN ...]
+                      [--allow-origin ORIGIN ...] [--plan FILE]
       The collector plus the demo shop (the package's demo/, with its dist/ at /dist/), which sends its
-      events to this collector, whatever its port.
+      events to this collector, whatever its port; it checks the demo's tracking plan unless --plan names one.
 
   The inspector and the control API (/_/*: the captured messages, faults, reset) answer only the
   inspector's own page, the demo's, and the origins named with --allow-origin, at 127.0.0.1,
@@ -41,12 +41,16 @@ Options:
   --any-key       accept any write key, or none
   --allow-origin O  a browser origin (http://localhost:3000) that may also read the captured messages
                   and drive the control API; repeat it for more
+  --plan FILE     check every accepted message against a tracking plan: violations in GET /_/violations
+                  ("kind": "plan") and in the inspector, beside the message
   --log FILE      append accepted messages (names, emails, URLs...) to FILE as JSON lines
   --no-log        write no log file (the default)
   --verbose       print one line per request (default for these commands)
   --quiet         do not print a line per request
   -h, --help      this help
   -v, --version   the version
+
+  svc-analytics plan types|check|infer ...   the tracking plan's tools (svc-analytics plan --help)
 `;
 
 const OPTIONS = {
@@ -56,6 +60,7 @@ const OPTIONS = {
   'write-key': { type: 'string' },
   'any-key': { type: 'boolean' },
   log: { type: 'string' },
+  plan: { type: 'string' },
   'allow-origin': { type: 'string', multiple: true },
   'no-log': { type: 'boolean' },
   quiet: { type: 'boolean' },
@@ -111,7 +116,7 @@ function checkLogFile(file) {
   }
 }
 
-function collectorOptions(values) {
+function collectorOptions(values, defaultPlan = null) {
   if (values['any-key'] && values['write-key'] !== undefined) fail('use either --write-key or --any-key, not both', 2);
   if (values['no-log'] && values.log !== undefined) usage('use either --log or --no-log, not both');
   // Only when asked: the log holds what visitors typed (names, emails) and is easy to commit by mistake.
@@ -132,6 +137,7 @@ function collectorOptions(values) {
     writeKey: values['any-key'] ? null : values['write-key'] ?? DEFAULT_KEY,
     logFile,
     allowOrigins,
+    plan: values.plan === undefined ? defaultPlan : path.resolve(values.plan),
     quiet: Boolean(values.quiet) && !values.verbose,
   };
 }
@@ -155,6 +161,7 @@ async function startOrExplain(what, port, host, start) {
   try {
     return await start();
   } catch (err) {
+    if (err.name === 'PlanLoadError') fail(err.message, 2);
     if (err.code === 'EADDRINUSE') fail(`port ${port} on ${host} is already in use (${what}). Stop whatever uses it or pick another port.`);
     if (err.code === 'EACCES') fail(`no permission to listen on ${host}:${port} (${what}).`);
     if (err.code === 'EADDRNOTAVAIL') fail(`cannot listen on ${host} (${what}): it is not an address of this machine; try --host 127.0.0.1`);
@@ -189,6 +196,7 @@ async function runCollector(values) {
   console.log(`Collector: ${local(collector.url)}/  (inspector; POST ${local(collector.url)}/v1/batch)`);
   console.log(`Write key: ${describeKey(opts.writeKey)}`);
   if (opts.logFile) console.log(`Log:       ${opts.logFile}`);
+  if (opts.plan) console.log(`Plan:      ${opts.plan}`);
   console.log('Press Ctrl-C to stop.');
 }
 
@@ -233,7 +241,7 @@ function demoSnippet(collector, host) {
 
 async function runStart(values) {
   if (values['any-key']) usage('start needs a real write key for the demo; use --write-key');
-  const opts = collectorOptions(values);
+  const opts = collectorOptions(values, path.join(PKG_ROOT, 'demo', 'tracking-plan.json'));
   const sitePort = parsePort(values['site-port'], 8080, '--site-port');
   if (!fs.existsSync(path.join(PKG_ROOT, 'demo', 'index.html'))) fail(`the demo site is missing: ${path.join(PKG_ROOT, 'demo', 'index.html')}`);
   checkBuild();
@@ -262,10 +270,13 @@ async function runStart(values) {
   console.log(`Inspector: ${local(collector.url)}/`);
   console.log(`Write key: ${describeKey(opts.writeKey)}`);
   if (opts.logFile) console.log(`Log:       ${opts.logFile}`);
+  if (opts.plan) console.log(`Plan:      ${opts.plan}`);
   console.log('Press Ctrl-C to stop.');
 }
 
 async function main() {
+  // `plan ...` has options of its own (bin/plan.mjs).
+  if (process.argv[2] === 'plan') return (await import('./plan.mjs')).runPlan(process.argv.slice(3), fail);
   const { values, positionals } = parseCli(process.argv.slice(2));
   const command = positionals[0];
   if (values.version || command === 'version') {

@@ -45,7 +45,10 @@
 //                       body), violation (null | { kind: 'over-limit' | 'auth' | 'malformed', reason }),
 //                       durationMs, messageIds, messages (as received), retryOf (messageIds seen before).
 //   GET  /_/violations  The records of /_/requests whose `violation` is set: over a size limit, a missing
-//                       or wrong write key, or malformed. A correct client leaves it empty.
+//                       or wrong write key, or malformed. A correct client leaves it empty. With a tracking
+//                       plan (`plan`, the CLI's --plan), then one entry per message off the plan: { kind: 'plan',
+//                       requestId, at, messageId, type, event, pointer, expected, violation: { kind, reason } };
+//                       the request's record lists them too, as `plan` (the inspector shows them by the message).
 //   GET  /_/stats       Counters since the last reset: requests, messages (accepted), bytes, retries,
 //                       rejected (answered >= 400), overLimit, faults (status and poison), violations.
 //   GET  /_/fault       The active faults: { status, delay, poison }, each null when off.
@@ -68,6 +71,7 @@ import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { loadPlan, planEntries, planModule } from './plan.mjs';
 
 /** Largest serialised message (UTF-8 bytes) the service processes: the stricter reading of "32 KB". */
 export const MESSAGE_LIMIT = 32000;
@@ -259,6 +263,9 @@ function parseJson(buf, truncated) {
 
 const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 
+/** GET /_/violations: the requests a correct client never sends, then the messages off the tracking plan. */
+const violationsOf = (state) => [...state.requests.filter((r) => r.violation), ...state.planViolations];
+
 /**
  * Checks the write key: an Authorization header, when present, must be exactly
  * `Basic base64(writeKey + ":")`; otherwise the body's `writeKey` must match.
@@ -385,6 +392,7 @@ function emptyStats() {
 function createState() {
   return {
     requests: [],
+    planViolations: [],
     messages: [],
     stats: emptyStats(),
     fault: { status: null, delay: null, poison: null },
@@ -417,6 +425,7 @@ function trimMessages(state, opts) {
 function resetState(state, { keepFaults = false } = {}) {
   state.requests.length = 0;
   state.messages.length = 0;
+  state.planViolations.length = 0;
   state.requestBytes = state.messageBytes = 0;
   Object.assign(state.stats, emptyStats());
   if (!keepFaults) state.fault.status = state.fault.delay = state.fault.poison = null;
@@ -655,6 +664,10 @@ function createIngest(ctx) {
     }
     trimMessages(state, opts);
     state.stats.messages += messages.length;
+    if (opts.plan) {
+      rec.plan = planEntries(opts.plan, rec, messages, opts.plan.describe);
+      state.planViolations.push(...rec.plan);
+    }
     await log.append(messages.map((message) => ({ receivedAt, requestId: rec.id, message })));
   }
 
@@ -737,7 +750,7 @@ function createApi(ctx) {
   }
 
   function info() {
-    return { messageLimit: MESSAGE_LIMIT, batchLimit: BATCH_LIMIT, anyKey: opts.writeKey === null, logFile: opts.logFile };
+    return { messageLimit: MESSAGE_LIMIT, batchLimit: BATCH_LIMIT, anyKey: opts.writeKey === null, logFile: opts.logFile, plan: opts.plan ? opts.plan.file || 'given' : null };
   }
 
   async function postFault(req, res) {
@@ -766,7 +779,7 @@ function createApi(ctx) {
     const key = `${req.method} ${route}`;
     switch (key) {
       case 'GET /_/requests': return sendJson(res, req, 200, state.requests);
-      case 'GET /_/violations': return sendJson(res, req, 200, state.requests.filter((r) => r.violation));
+      case 'GET /_/violations': return sendJson(res, req, 200, violationsOf(state));
       case 'GET /_/messages': return sendJson(res, req, 200, await waitForMessages(url.searchParams));
       case 'GET /_/stats': return sendJson(res, req, 200, state.stats);
       case 'GET /_/fault': return sendJson(res, req, 200, state.fault);
@@ -864,6 +877,8 @@ export function hostUrl(host, port) {
  *   this many bytes of JSON held (each store counted on its own: 128 MB).
  * @param {string[]} [options.allowOrigins=[]] browser origins, besides the inspector's own, that may use the
  *   inspector and the control API (/_/*): CONTRACT section 6. Ingestion (/v1/*) answers any origin.
+ * @param {string|object|null} [options.plan=null] a tracking plan (a file path or the plan object, CONTRACT section 7):
+ *   every accepted message is checked; a plan that cannot be read or is not valid makes this reject, naming why.
  * @returns {Promise<{ url: string, port: number, close(): Promise<void>, state: object, reset(): void, setFault(fault: object): object,
  *   violations(): object[], clear(): void, onChange(listener: () => void): () => void }>}
  *   `state.messages` holds the accepted messages in arrival order (what GET /_/messages answers), `state.requests`
@@ -882,14 +897,16 @@ export async function startCollector({
   maxMessages = 100000,
   maxBytes = 128 * 1024 * 1024,
   allowOrigins = [],
+  plan = null,
 } = {}) {
   const gate = createGate({ host, allowOrigins });
+  const checker = plan ? { ...(await loadPlan(plan)), describe: (await planModule()).describeViolation } : null;
   const state = createState();
   const hub = createHub();
   const waiters = new Set();
   const ctx = {
     state, hub, waiters, gate,
-    opts: { writeKey, logFile: logFile && path.resolve(logFile), quiet, maxRequests, maxMessages, maxBytes },
+    opts: { writeKey, logFile: logFile && path.resolve(logFile), quiet, maxRequests, maxMessages, maxBytes, plan: checker },
     log: createLog(logFile),
     sleeper: createSleeper(),
     closed: false,
@@ -942,7 +959,7 @@ export async function startCollector({
       return state.fault;
     },
     violations() {
-      return state.requests.filter((r) => r.violation);
+      return violationsOf(state);
     },
     clear() {
       resetState(state, { keepFaults: true });

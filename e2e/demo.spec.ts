@@ -55,6 +55,9 @@ function expectProduct(p: any, fields: { product_id: string; price: number; quan
   if (fields.quantity !== undefined) expect(Number.isInteger(p.quantity)).toBe(true);
 }
 
+// The shop follows its own tracking plan: any message off it fails the test that sent it (the kit's after-test check).
+test.use({ analyticsPlan: 'demo/tracking-plan.json' });
+
 test('a shopper browses, fills a cart and checks out; the collector gets the journey in order', async ({ page, site, analytics }) => {
   // Each step waits (bounded by the expect timeout) until the collector has that step's event, as a person would
   // take longer than a frame.
@@ -244,6 +247,21 @@ test('a shopper browses, fills a cart and checks out; the collector gets the jou
   await expect(widget.locator('.events-row').first()).toContainText(`/order/${orderId}`);
   // Nothing went to the host the shop named.
   expect(leaks).toEqual([]);
+});
+
+test.describe('the footer control that sends an event off the plan', () => {
+  test.use({ analyticsOptions: { violations: false } });
+  test('is listed as a violation that names the event and suggests the planned one', async ({ page, site, analytics }) => {
+    await page.goto(site.url + '/demo/?api=' + PRODUCTION);
+    await page.getByRole('button', { name: 'Accept' }).click();
+    await page.getByTestId('subscribe').click();
+    await page.getByTestId('off-plan').click();
+    await expect(analytics).toHaveTracked('Newsletter subscribed', { source: 'footer' });
+    await expect(analytics).toHaveTracked('Newsletter Subscribed', { source: 'footer' });
+    await expect.poll(() => analytics.violations()).toEqual([
+      expect.objectContaining({ kind: 'plan', event: 'Newsletter subscribed', pointer: '/event', expected: 'an event of the plan (did you mean "Newsletter Subscribed"?), got "Newsletter subscribed"' }),
+    ]);
+  });
 });
 
 test('deep links load the right route when the shop is served at the root (as npm start does)', async ({ page, analytics }) => {

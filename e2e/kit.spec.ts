@@ -294,6 +294,51 @@ test.describe('violations', () => {
   });
 });
 
+test.describe('a tracking plan (analyticsPlan)', () => {
+  const PLAN = { events: { 'Order Completed': { properties: { type: 'object', required: ['order_id', 'total'], properties: { total: { type: 'number' } } } } } };
+
+  test.describe('followed', () => {
+    test.use({ analyticsPlan: PLAN });
+    test('messages that follow the plan pass (page views need no entry)', async ({ page, analytics }) => {
+      await page.goto('/kit-shop.html');
+      await page.getByRole('button', { name: 'Place order' }).click();
+      await expect(analytics).toHaveTracked('Order Completed');
+      await expect(analytics).toHavePaged();
+      expect(analytics.violations()).toEqual([]);
+    });
+  });
+
+  test.describe('listed, with the check turned off', () => {
+    test.use({ analyticsPlan: 'e2e/site/kit-plan.json', analyticsOptions: { violations: false } });
+    test('violations() lists each message off the plan: event, place, expectation', async ({ page, analytics }) => {
+      await page.goto('/kit-shop.html');
+      await page.getByRole('button', { name: 'Place order' }).click();
+      await expect.poll(() => analytics.violations().length).toBe(1);
+      expect(analytics.violations()[0]).toMatchObject({ kind: 'plan', type: 'track', event: 'Order Completed', pointer: '/properties/total', expected: 'a string, got 30' });
+    });
+  });
+
+  // The after-test check fails the test, naming the event, the property and what the plan expected.
+  const offPlan = test.extend({
+    analyticsOptions: async ({ analyticsOptions }, use, testInfo) => {
+      await use(analyticsOptions);
+      const errors = testInfo.errors.map((e) => String(e.message).replace(ANSI, ''));
+      const byTheCheck = (e: string) =>
+        e.includes('the collector received 1 message(s) that do not follow the tracking plan') &&
+        /off the tracking plan: track "Order Completed" \(\w+\): \/properties\/total: expected a string, got 30/.test(e);
+      if (!(errors.length === 1 && byTheCheck(errors[0]))) testInfo.expectedStatus = 'passed';
+    },
+  });
+  offPlan.use({ analyticsPlan: 'e2e/site/kit-plan.json' });
+  offPlan('a message off the plan fails the test after it', async ({ page, analytics }) => {
+    offPlan.fail();
+    await page.goto('/kit-shop.html');
+    await page.getByRole('button', { name: 'Place order' }).click();
+    await expect(analytics).toHaveTracked('Order Completed');
+    await expect.poll(() => analytics.violations().length).toBe(1);
+  });
+});
+
 // The report: analyticsOptions is set up before the kit's collector and torn down after it, so its teardown sees
 // what the kit attached.
 const reported = test.extend({

@@ -73,6 +73,22 @@ export interface CollectorRequest {
   [field: string]: any;
 }
 
+/** A message received that does not follow the tracking plan (`analyticsPlan`; CONTRACT section 7). */
+export interface PlanViolationEntry {
+  kind: 'plan';
+  /** The id of the request that carried the message. */
+  requestId: number;
+  at: number;
+  messageId: string;
+  type: string;
+  event?: string;
+  /** Where in the message, as a JSON pointer: `/properties/seats`. */
+  pointer: string;
+  /** What the plan expected there, and what it got. */
+  expected: string;
+  violation: { kind: 'plan'; reason: string };
+}
+
 /** The `analytics` fixture: the test's own collector. Its methods are synchronous; awaiting them is harmless. */
 export interface AnalyticsCollector {
   /** The collector's base URL, `http://127.0.0.1:<port>` (what the override points the library at). */
@@ -89,8 +105,11 @@ export interface AnalyticsCollector {
    * `{ 'Retry-After': '1' }`), their messages not received. Replaces a failNext not yet used up.
    */
   failNext(count: number, status: number, headers?: Record<string, string>): void;
-  /** Requests over the size limits, with a missing or wrong write key, or with malformed messages. */
-  violations(): CollectorRequest[];
+  /**
+   * Requests over the size limits, with a missing or wrong write key, or with malformed messages; then, with
+   * `analyticsPlan`, the messages that do not follow the tracking plan (`kind: 'plan'`).
+   */
+  violations(): (CollectorRequest | PlanViolationEntry)[];
   /** Every ingestion request so far, oldest first. */
   requests(): CollectorRequest[];
   /** Asks the library on every page of the context to send what it holds; resolves when they did (or after `timeoutMs`). */
@@ -108,6 +127,12 @@ export interface AnalyticsOptions {
 export interface AnalyticsFixtures {
   analytics: AnalyticsCollector;
   analyticsOptions: AnalyticsOptions;
+  /**
+   * A tracking plan (CONTRACT section 7): a file path (from the Playwright config's directory) or the plan object.
+   * Messages off the plan are violations: the test fails after it (unless `analyticsOptions.violations` is false),
+   * with a message naming the event, the property and what the plan expected. Default: none.
+   */
+  analyticsPlan: string | object | undefined;
 }
 
 export declare const test: TestType<

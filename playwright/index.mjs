@@ -8,6 +8,7 @@
 // fetches) and CORS preflights reach a real server, as in production.
 //
 // Plain ESM with a hand-written index.d.ts: no build step. `@playwright/test` is an optional peer dependency.
+import path from 'node:path';
 import { test as base, expect as baseExpect } from '@playwright/test';
 import { startCollector } from '../collector/server.mjs';
 
@@ -20,6 +21,19 @@ const DEFAULT_OPTIONS = { violations: true, writeKey: null };
 const FILTER_VALUES = ['type', 'event', 'name', 'userId', 'anonymousId', 'groupId', 'messageId', 'previousId'];
 const FILTER_OBJECTS = ['properties', 'traits', 'context'];
 const MAX_LISTED = 40;
+
+/** `analyticsPlan`: a plan object, or a file path taken from the Playwright config's directory (else the working one). */
+const planSource = (plan, testInfo) =>
+  typeof plan === 'string' ? path.resolve(testInfo.config.configFile ? path.dirname(testInfo.config.configFile) : process.cwd(), plan) : plan;
+
+/** The after-test check's lines: requests a correct client never sends, then messages off the tracking plan. */
+function violationLines(violations) {
+  return violations.map((r) =>
+    r.kind === 'plan'
+      ? `  off the tracking plan: ${r.violation.reason}`
+      : `  ${r.method} ${r.path} answered ${r.status}: ${r.violation.kind}: ${r.violation.reason}`,
+  );
+}
 
 const isPlainObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && !isAsymmetric(v);
 const isAsymmetric = (v) => v !== null && typeof v === 'object' && typeof v.asymmetricMatch === 'function';
@@ -148,13 +162,18 @@ function createHandle(collector, contexts) {
 
 export const test = base.extend({
   analyticsOptions: [{}, { option: true }],
+  // A tracking plan (CONTRACT section 7): its violations count as violations (the after-test check fails the test).
+  analyticsPlan: [undefined, { option: true }],
 
   // One collector per test, for every page of the test's context whether or not the test asks for `analytics`:
   // pages under test never send to the production host they name.
   _svcAnalytics: [
-    async ({ analyticsOptions }, use, testInfo) => {
+    async ({ analyticsOptions, analyticsPlan }, use, testInfo) => {
       const options = { ...DEFAULT_OPTIONS, ...analyticsOptions };
-      const collector = await startCollector({ port: 0, host: '127.0.0.1', writeKey: options.writeKey ?? null, quiet: true });
+      const plan = analyticsPlan == null ? null : planSource(analyticsPlan, testInfo);
+      const collector = await startCollector({ port: 0, host: '127.0.0.1', writeKey: options.writeKey ?? null, quiet: true, plan }).catch((err) => {
+        throw new Error(`svc-analytics/playwright: analyticsPlan: ${err.message}`);
+      });
       const contexts = [];
       const handle = createHandle(collector, contexts);
       let violations = [];
@@ -173,11 +192,16 @@ export const test = base.extend({
         await collector.close();
       }
       if (options.violations && violations.length) {
-        const lines = violations.slice(0, 10).map((r) => `  ${r.method} ${r.path} answered ${r.status}: ${r.violation.kind}: ${r.violation.reason}`);
+        const lines = violationLines(violations.slice(0, 10));
         if (violations.length > 10) lines.push(`  ... and ${violations.length - 10} more (see the "analytics violations" attachment)`);
+        const requests = violations.filter((r) => r.kind !== 'plan').length;
+        const offPlan = violations.length - requests;
+        const what = [
+          requests && `${requests} request(s) a correct client never sends (over a size limit, a missing or wrong write key, malformed)`,
+          offPlan && `${offPlan} message(s) that do not follow the tracking plan`,
+        ].filter(Boolean);
         throw new Error(
-          `svc-analytics/playwright: the collector received ${violations.length} request(s) a correct client never sends ` +
-            `(over a size limit, a missing or wrong write key, malformed):\n${lines.join('\n')}\n` +
+          `svc-analytics/playwright: the collector received ${what.join(', and ')}:\n${lines.join('\n')}\n` +
             'Turn this check off with test.use({ analyticsOptions: { violations: false } }).',
         );
       }
@@ -296,7 +320,7 @@ function matcher(name, spec) {
       const violations = internal.allViolations();
       if (violations.length) {
         lines.push(`Note: ${violations.length} request(s) were refused as violations, so their messages were not received:`);
-        for (const r of violations.slice(0, 3)) lines.push(`  ${r.method} ${r.path} ${r.status}: ${r.violation.reason}`);
+        for (const r of violations.slice(0, 3)) lines.push(r.kind === 'plan' ? `  off the plan (received): ${r.violation.reason}` : `  ${r.method} ${r.path} ${r.status}: ${r.violation.reason}`);
       }
       const failed = collector.state.requests.filter((r) => r.fault === 'status').length;
       if (failed && !this.isNot) lines.push(`Note: ${failed} request(s) were answered with an error by failNext; their messages count once a retry is accepted.`);

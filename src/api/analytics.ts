@@ -1,4 +1,4 @@
-import type { LoadOptions, MessageType } from '../message/types';
+import type { AnalyticsError, LoadOptions, MessageType } from '../message/types';
 import type { Group, CoreAnalytics, HelperDeps } from './types';
 import type { DebugTools } from '../debug/debug-mode';
 import { analyticsError, describe } from '../message/errors';
@@ -23,6 +23,7 @@ import { createContextCache } from './page-context';
 import { createCalls, type Instance } from './calls';
 import { clearBuffer } from './buffer';
 import { createReplay, type Recorded } from './replay';
+import type { PlanCheck } from '../plan/browser-check';
 
 /**
  * Creates an instance: usable at once (calls before `load` wait for it). This file only wires the stages: the guard
@@ -30,10 +31,16 @@ import { createReplay, type Recorded } from './replay';
  * the consent and opt-out gate (privacy/gate.ts), delivery (delivery/start.ts) and the stub's replay (replay.ts).
  * `load` takes, besides the public arguments, the calls recorded before it (they run before automatic page views
  * start); `replay` runs a recorded call with its page and time. The entry gives the stages that are not in every
- * build: the debug tools' loader, and the middleware and plugin stage (eager in the npm entries, a lazy chunk in the
- * CDN bundle), and the link and server-cookie tools (`linkDomains`, `serverCookies`: a lazy chunk in the CDN bundle).
+ * build: the debug tools' loader, the middleware and plugin stage (eager in the npm entries, a lazy chunk in the
+ * CDN bundle), the link and server-cookie tools (`linkDomains`, `serverCookies`: a lazy chunk in the CDN bundle), and
+ * the tracking-plan checker's loader (a chunk of its own, loaded only for a `plan` option).
  */
-export function createAnalytics(stages: { debug?: () => Promise<DebugTools>; transforms: TransformsFactory; tools?: () => Promise<LinkTools> }) {
+export function createAnalytics(stages: {
+  debug?: () => Promise<DebugTools>;
+  transforms: TransformsFactory;
+  tools?: () => Promise<LinkTools>;
+  plan: (plan: unknown, report: (e: AnalyticsError) => void) => Promise<PlanCheck>;
+}) {
   // Runs `use` with the link and server-cookie tools once they are here; a chunk that cannot load is reported.
   const tools = (use: (t: LinkTools) => void) => stages.tools?.().then(use, (e) => report(analyticsError('invalid_arguments', describe(e))));
   const debugMode = createDebugMode(stages.debug);
@@ -94,6 +101,8 @@ export function createAnalytics(stages: { debug?: () => Promise<DebugTools>; tra
     if (options.linkDomains) startLink(options.linkDomains, identity, isOpen, report, tools);
     const consent = ownOptions(options.consent);
     const owner = uuid();
+    // The plan's checker: messages are checked once it is there, never held for it (a chunk that fails loses no call).
+    const plan = options.plan ? stages.plan(options.plan, report).catch((e) => void report(analyticsError('plan_unavailable', 'plan: ' + describe(e)))) : undefined;
     // Storage and delivery, started once storing is allowed (at load, or when consent is granted).
     let delivery: Delivery | undefined;
     const open = () =>
@@ -127,6 +136,7 @@ export function createAnalytics(stages: { debug?: () => Promise<DebugTools>; tra
       gate,
       context: createContextCache(readEnvironment()),
       delivery: () => delivery,
+      plan,
     };
     if (options.highEntropyHints) highEntropyHints().then((hints) => (instance.hints = hints));
     if (gate.state() == 'open') open().ready.then(sayReady);

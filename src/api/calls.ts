@@ -6,6 +6,7 @@ import type { Hints } from '../message/context';
 import type { Transforms } from '../extend/transforms';
 import type { PageGuard } from './guard';
 import type { PageFacts } from './page-context';
+import type { PlanCheck } from '../plan/browser-check';
 import type { CallSite, RecordedPage } from './types';
 import { analyticsError, describe } from '../message/errors';
 import { normalise } from '../message/call';
@@ -27,6 +28,8 @@ export interface Instance {
   hints?: Hints;
   /** Storage and delivery: started once storing is allowed (at load, or when consent is granted). */
   delivery(): Delivery | undefined;
+  /** With a `plan` load option: the checker, once loaded (void: it could not be; reported once). */
+  plan?: Promise<PlanCheck | void>;
 }
 
 /** A call's outcome, and whether it goes on after the call returned (it waits for `load`, or a middleware has it). */
@@ -141,6 +144,8 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
     const { message } = built;
     // (never rejects: a queue that cannot store keeps the message in memory)
     return stored.then(() => {
+      // (checked as queued, once the plan's checker is there: nothing waits for it)
+      instance.plan?.then((check) => check && check(message));
       // The page gets a copy: what it does with it never changes what is stored and sent (or its measured size).
       const event = copyJSON(message);
       const result: CallResult = { event };

@@ -3,6 +3,33 @@ import type { DestinationMiddleware, Elements, OfElement, Plugin, PluginContext,
 
 // The public API's types (CONTRACT section 2) and what the stages that plug into it share; a leaf: types only.
 
+declare global {
+  /**
+   * A tracking plan's types (CONTRACT section 7): empty, unless the project includes the declaration file that
+   * `svc-analytics plan types` writes, which fills it. Then `track`, `identify` and `group` are typed by the plan.
+   */
+  // (global, not a module's: one file types `svc-analytics`, `svc-analytics/core` and `window.analytics` alike)
+  interface SvcAnalyticsTrackingPlan {}
+}
+
+type Plan = SvcAnalyticsTrackingPlan;
+/** The event names `track` takes: any string; with a plan's types, the plan's (any string if it allows unplanned events). */
+export type TrackEventName = Plan extends { events: infer E }
+  ? Plan extends { unplannedEvents: 'allow' }
+    ? Extract<keyof E, string> | (string & {})
+    : Extract<keyof E, string>
+  : string;
+/** The properties of the `track` of event `E`: any object; with a plan's types, the plan's for that event. */
+export type TrackProperties<E extends string> = Plan extends { events: infer M } ? (E extends keyof M ? M[E] : Properties) : Properties;
+/** The traits of `identify`: any object; with a plan's types, the plan's. */
+export type IdentifyTraits = Plan extends { identify: infer T } ? T : Properties;
+/** The traits of `group`: any object; with a plan's types, the plan's. */
+export type GroupTraits = Plan extends { group: infer T } ? T : Properties;
+// What follows the event: the analytics.js shapes, with the properties required when the plan requires any.
+type TrackArgs<P> = {} extends P
+  ? [properties?: P | null, options?: CallOptions | null, callback?: Callback] | [properties: P | null | undefined, callback: Callback] | [callback: Callback]
+  : [properties: P, options?: CallOptions | null, callback?: Callback] | [properties: P, callback: Callback];
+
 /** A page snapshot as the snippet records it: `[url, title, referrer]`. */
 export type RecordedPage = [string, string, string];
 
@@ -15,16 +42,14 @@ export interface CoreAnalytics {
   // The analytics.js shapes of each call: leading strings, then properties or traits, then options; a callback last
   // (or in place of any trailing argument).
   /** `identify(userId?, traits?, options?, callback?)`, also `identify(traits, options?, callback?)`. */
-  identify(userId?: string | null, traits?: Properties | null, options?: CallOptions | null, callback?: Callback): Promise<CallResult>;
-  identify(userId: string | null, traits: Properties | null | undefined, callback: Callback): Promise<CallResult>;
+  identify(userId?: string | null, traits?: IdentifyTraits | null, options?: CallOptions | null, callback?: Callback): Promise<CallResult>;
+  identify(userId: string | null, traits: IdentifyTraits | null | undefined, callback: Callback): Promise<CallResult>;
   identify(userId: string | null, callback: Callback): Promise<CallResult>;
-  identify(traits: Properties, options?: CallOptions | null, callback?: Callback): Promise<CallResult>;
-  identify(traits: Properties, callback: Callback): Promise<CallResult>;
+  identify(traits: IdentifyTraits, options?: CallOptions | null, callback?: Callback): Promise<CallResult>;
+  identify(traits: IdentifyTraits, callback: Callback): Promise<CallResult>;
   identify(callback: Callback): Promise<CallResult>;
-  /** `track(event, properties?, options?, callback?)`. */
-  track(event: string, properties?: Properties | null, options?: CallOptions | null, callback?: Callback): Promise<CallResult>;
-  track(event: string, properties: Properties | null | undefined, callback: Callback): Promise<CallResult>;
-  track(event: string, callback: Callback): Promise<CallResult>;
+  /** `track(event, properties?, options?, callback?)`; typed by the tracking plan when its types are included. */
+  track<E extends TrackEventName>(event: E, ...args: TrackArgs<TrackProperties<E>>): Promise<CallResult>;
   /** `page(category?, name?, properties?, options?, callback?)`, also `page(name, ...)` and `page(properties, ...)`. */
   page(category: string | null, name: string | null, properties?: Properties | null, options?: CallOptions | null, callback?: Callback): Promise<CallResult>;
   page(name?: string | null, properties?: Properties | null, options?: CallOptions | null, callback?: Callback): Promise<CallResult>;
@@ -43,8 +68,8 @@ export interface CoreAnalytics {
   /** With no arguments: the group of the last `group` call (it persists like the user). */
   group(): Group;
   /** `group(groupId, traits?, options?, callback?)`. */
-  group(groupId: string, traits?: Properties | null, options?: CallOptions | null, callback?: Callback): Promise<CallResult>;
-  group(groupId: string, traits: Properties | null | undefined, callback: Callback): Promise<CallResult>;
+  group(groupId: string, traits?: GroupTraits | null, options?: CallOptions | null, callback?: Callback): Promise<CallResult>;
+  group(groupId: string, traits: GroupTraits | null | undefined, callback: Callback): Promise<CallResult>;
   group(groupId: string, callback: Callback): Promise<CallResult>;
   /** `alias(userId, previousId?, options?, callback?)`. */
   alias(userId: string, previousId?: string | null, options?: CallOptions | null, callback?: Callback): Promise<CallResult>;

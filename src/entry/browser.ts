@@ -6,12 +6,19 @@ import type { DebugTools } from '../debug/debug';
 import type { PluginRunner } from '../extend/plugins';
 import { createTransforms } from '../extend/transforms';
 import type { LinkTools } from '../identity/link';
+import type { PlanCheck } from '../plan/browser-check';
+import type { AnalyticsError } from '../message/types';
+
+/** Loads a chunk that lives next to the bundle, as the bundle loads its own (see `script` below). */
+export type ChunkLoader = <T>(file: string, sri: string, name: string, ok: (c: any) => unknown) => Promise<T>;
 
 /** What the lazy chunk (dist/analytics.debug.min.js, src/entry/debug-browser.ts) leaves for the bundle. */
 export interface LazyChunk {
   tools: DebugTools;
   plugins: PluginRunner;
   links: LinkTools;
+  /** Loads the tracking-plan chunk (dist/analytics.plan.min.js, whose SRI hash this chunk carries) and starts its checker. */
+  plan(load: ChunkLoader, plan: unknown, report: (e: AnalyticsError) => void): Promise<PlanCheck>;
 }
 
 // (`analytics`: what the page has there, as read below, then the API)
@@ -27,29 +34,33 @@ const stub: (BufferedCall[] & { pid?: number }) | undefined = Array.isArray(foun
 // (`<img name="currentScript" src="https://elsewhere/x.js">`) shadows them on `document` itself.
 // (A DOM without them there, as a test DOM: read on `document`.)
 const doc = (name: 'currentScript' | 'head') => (Object.getOwnPropertyDescriptor(Document.prototype, name)?.get || (() => document[name])).call(document);
-// The lazy chunk (dist/analytics.debug.min.js: the debug tools and the plugin runner) lives next to this bundle;
-// inserted on `debug(true)` or the first `register` only, with this script's nonce (a strict CSP allows it then), and,
-// when this script is checked by Subresource Integrity, with the chunk's own hash (known at build time) and this
-// script's `crossorigin`. A chunk that failed to load is fetched again on the next need.
+// The chunks live next to this bundle: the lazy chunk (dist/analytics.debug.min.js: the debug tools and the plugin
+// runner), inserted on `debug(true)` or the first `register` only, and, for a `plan` load option only, the
+// tracking-plan checker (dist/analytics.plan.min.js), which the lazy chunk loads through `script` with its own hash
+// (so that no page without a plan carries it). Each is inserted with this script's nonce (a strict CSP allows it
+// then), and, when this script is checked by Subresource Integrity, with the chunk's own hash (known at build time)
+// and this script's `crossorigin`. A lazy chunk that failed to load is fetched again on the next need.
 const self = doc('currentScript');
 const src = self instanceof HTMLScriptElement ? self.src : '';
-let chunk: Promise<LazyChunk> | undefined;
-const loadChunk = () =>
-  (chunk ||= new Promise<LazyChunk>((loaded, failed) => {
+// Resolves with what the chunk `file` defined on window itself as `name` (an element of that name is not), if `ok`.
+const script: ChunkLoader = (file, sri, name, ok) =>
+  new Promise((loaded, failed) => {
     if (!src) return failed('no script URL to load it from');
     const s = document.createElement('script');
     // the bundle's file name replaced, its query kept (a version or a signature)
-    s.src = src.replace(/[^/?#]*(?=[?#]|$)/, 'analytics.debug.min.js');
+    s.src = src.replace(/[^/?#]*(?=[?#]|$)/, file);
     s.nonce = self.nonce;
-    if (self.integrity) (s.integrity = '__CHUNK_SRI__'), (s.crossOrigin = self.crossOrigin);
+    if (self.integrity) (s.integrity = sri), (s.crossOrigin = self.crossOrigin);
     s.onload = () => {
-      // what the chunk defined on window itself (an element named `svcAnalyticsDebug` is not), of the chunk's shape
-      const c = Object.getOwnPropertyDescriptor(w, 'svcAnalyticsDebug')?.value;
-      c?.plugins?.hook && c.tools?.log ? loaded(c) : failed("not the library's chunk");
+      const c = Object.getOwnPropertyDescriptor(w, name)?.value;
+      ok(c) ? loaded(c) : failed("not the library's chunk");
     };
     s.onerror = () => failed('the script failed to load');
     doc('head').appendChild(s);
-  }).catch((e) => {
+  });
+let chunk: Promise<LazyChunk> | undefined;
+const loadChunk = () =>
+  (chunk ||= script<LazyChunk>('analytics.debug.min.js', '__CHUNK_SRI__', 'svcAnalyticsDebug', (c) => c?.plugins?.hook && c.tools?.log).catch((e) => {
     chunk = undefined;
     throw e;
   }));
@@ -68,6 +79,7 @@ function takeOver() {
     debug: src ? () => loadChunk().then((c) => c.tools) : undefined,
     transforms: (settings, report) => createTransforms(settings, report, () => loadChunk().then((c) => c.plugins)),
     tools: () => loadChunk().then((c) => c.links),
+    plan: (plan, report) => loadChunk().then((c) => c.plan(script, plan, report)),
   });
   addHelpers(api, helperDeps);
   const calls: BufferedCall[] = stub ? stub.splice(0) : [];

@@ -8,6 +8,6 @@ import { loadBrowser } from './npm';
 export const AnalyticsBrowser = {
   load: (settings: BrowserSettings, options?: LoadOptions): CoreAnalytics => loadBrowser(settings, options),
 };
-export type { CoreAnalytics, Group } from '../api/types';
+export type { CoreAnalytics, Group, TrackEventName, TrackProperties, IdentifyTraits, GroupTraits } from '../api/types';
 export type * from '../extend/types';
 export type * from '../message/types';

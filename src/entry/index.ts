@@ -11,7 +11,7 @@ export const AnalyticsBrowser = {
   load: (settings: BrowserSettings, options?: LoadOptions): Analytics => loadBrowser(settings, options, addHelpers),
 };
 export type { Analytics } from '../helpers/add-helpers';
-export type { CoreAnalytics, Group } from '../api/types';
+export type { CoreAnalytics, Group, TrackEventName, TrackProperties, IdentifyTraits, GroupTraits } from '../api/types';
 export type * from '../extend/types';
 export type * from '../message/types';
 export type * from '../helpers/ecommerce';

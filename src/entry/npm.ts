@@ -34,6 +34,7 @@ export function loadBrowser(settings: BrowserSettings, options?: LoadOptions, ex
       debug: () => import('../debug/debug').then((m) => m.createDebugTools()),
       transforms: (settings, report) => createTransforms(settings, report, () => import('../extend/plugins').then((m) => m.pluginRunner)),
       tools: () => import('../identity/tools').then((m) => m.linkTools),
+      plan: (plan, report) => import('../plan/browser-check').then((m) => m.createPlanCheck(plan, report)),
     });
     instance = { api, helperDeps };
     if (extend) extend(api, helperDeps);

@@ -95,6 +95,9 @@ User Unsuppressed|userId
 Report Delivery Event|deliveryId metric
 Experiment Viewed|`.split('\n');
 
+/** The semantic event names of spec 000 section 2.6. */
+export const SEMANTIC_EVENTS: string[] = /*#__PURE__*/ TABLE.map((row) => row.split('|')[0]);
+
 /** Creates the semantic helpers over the core's `track`; a call missing a field takes the instance's refusal path. */
 export function createSemantic(deps: Pick<HelperDeps, 'track' | 'userId' | 'refuse'>): SemanticHelpers {
   const helpers: Partial<SemanticHelpers> & Record<string, SemanticHelper<object>> = {};

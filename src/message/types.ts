@@ -90,12 +90,27 @@ export type ErrorCode =
   | 'opted_out'
   | 'consent_denied'
   | 'middleware_error'
-  | 'plugin_error';
+  | 'plugin_error'
+  | 'plan_violation'
+  | 'plan_unavailable';
 
 /** An Error with a `code` from the table above; `messageIds` names the messages it concerns, if any. */
 export interface AnalyticsError extends Error {
   code: ErrorCode;
   messageIds?: string[];
+  /** `plan_violation` only: which message, where in it, and what the tracking plan expected. */
+  violation?: PlanViolation;
+}
+
+/** A message that does not follow the tracking plan: which message, where in it (a JSON pointer), and what the plan expected. */
+export interface PlanViolation {
+  messageId: string;
+  type: string;
+  event?: string;
+  /** Where in the message, as a JSON pointer: `/properties/seats`, `/event`, `/traits/email`. */
+  pointer: string;
+  /** What the plan expected there, and what it got: `an integer, got "3"`. */
+  expected: string;
 }
 
 /** Where identity (anonymous id, user id, traits) persists. */
@@ -161,6 +176,13 @@ export interface LoadOptions {
   linkDomains?: string[];
   /** With a first-party `apiHost` path: the site's server sets the identity cookies (`POST {apiHost}/v1/cookies`), past Safari's 7-day cap on script cookies. @default false */
   serverCookies?: boolean;
+  /**
+   * A tracking plan (CONTRACT section 7): the plan object, or the URL of a plan file on the page's own origin. Every
+   * call is checked against it and each violation is reported as an `'error'` with code `plan_violation`; the call
+   * still resolves and its message is sent. The checker is a chunk of its own, loaded only when this is given.
+   * @default none: nothing is checked
+   */
+  plan?: object | string;
 }
 
 /** Settings of the npm entry's `AnalyticsBrowser.load(settings, options)`. */

@@ -27,6 +27,12 @@ describe('size budget', () => {
     expect(js.startsWith('!function(){') || js.startsWith('(function')).toBe(true);
     expect(js).not.toMatch(/\beval\(|new Function\(|import\(/);
   });
+  it('the tracking-plan checker is a chunk of its own, with no eval or new Function (it runs under a strict CSP)', () => {
+    const plan = readFileSync('dist/analytics.plan.min.js', 'utf8');
+    expect(plan).not.toMatch(/\beval\(|new Function\(|import\(/);
+    expect(plan).toContain('an event of the plan');
+    expect(readFileSync('dist/analytics.min.js', 'utf8')).not.toContain('an event of the plan');
+  });
   it('the debug tools (the ecommerce type checker, formatted console output) are not in the bundle, but in their own file', () => {
     const js = readFileSync('dist/analytics.min.js', 'utf8');
     const debug = readFileSync('dist/analytics.debug.min.js', 'utf8');

@@ -1,0 +1,153 @@
+// The JSON Schema subset of a tracking plan (CONTRACT section 7): type, properties, patternProperties, required,
+// additionalProperties, enum, const, not, items (and draft-07's tuple form, 2020-12's prefixItems), minimum/maximum and
+// their exclusive forms, minLength/maxLength, minItems/maxItems, pattern, format (date-time, email, uri),
+// anyOf/oneOf/allOf and $ref into the plan's `$defs` (draft-07's `definitions` too). An interpreter over the schema as data: no code is generated, so it
+// runs under a strict CSP (no eval, no new Function), in Node and in the browser alike.
+
+/** A JSON Schema (an object, or `true`/`false`). */
+export type Schema = boolean | { [keyword: string]: any };
+
+/** One place where a value does not satisfy its schema: a JSON pointer into the value, and what was expected. */
+export interface SchemaFailure {
+  pointer: string;
+  expected: string;
+}
+
+/** Looks up a `$ref` (`#/$defs/Name`); undefined when it names nothing. */
+export type Refs = (ref: string) => Schema | undefined;
+
+const TYPES: Record<string, (v: any) => boolean> = {
+  string: (v) => typeof v == 'string',
+  number: (v) => typeof v == 'number' && isFinite(v),
+  integer: Number.isInteger,
+  boolean: (v) => typeof v == 'boolean',
+  null: (v) => v === null,
+  object: (v) => !!v && typeof v == 'object' && !Array.isArray(v),
+  array: Array.isArray,
+};
+
+/** The type names of JSON Schema, as this checker knows them. */
+export const TYPE_NAMES = Object.keys(TYPES);
+
+const DATE_TIME = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])[Tt ]([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d+)?([Zz]|[+-]([01]\d|2[0-3]):[0-5]\d)$/;
+const FORMATS: Record<string, (v: string) => boolean> = {
+  // (a real day of that month: V8's Date.parse takes February 30)
+  'date-time': (v) => DATE_TIME.test(v) && new Date(Date.UTC(+v.slice(0, 4), +v.slice(5, 7) - 1, +v.slice(8, 10))).getUTCDate() == +v.slice(8, 10),
+  email: (v) => /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)*$/.test(v),
+  uri: (v) => /^[a-z][a-z\d+.-]*:[^\s]*$/i.test(v),
+};
+
+/** The formats this checker knows. */
+export const FORMAT_NAMES = Object.keys(FORMATS);
+
+/** `/a~1b` for the key `a/b` (RFC 6901). */
+export const pointerTo = (base: string, key: string | number) => `${base}/${String(key).replace(/~/g, '~0').replace(/\//g, '~1')}`;
+
+/** A value as a failure quotes it: JSON, cut short. */
+export const shown = (v: unknown): string => {
+  const text = v === undefined ? 'nothing' : JSON.stringify(v);
+  return text && text.length > 40 ? text.slice(0, 37) + '...' : String(text);
+};
+
+/** Deep equality of JSON values (for `enum` and `const`). */
+export function same(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (!a || !b || typeof a != 'object' || typeof b != 'object' || Array.isArray(a) != Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  return ka.length == Object.keys(b).length && ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && same((a as any)[k], (b as any)[k]));
+}
+
+const a = (type: string) => (/^[aeiou]/.test(type) ? 'an ' : 'a ') + type;
+
+/**
+ * Checks `value` against `schema`, pushing each failure (pointer, expected) to `out`; `at` is the value's pointer.
+ * Returns `out` for convenience. A `$ref` that names nothing fails (a plan checked by `compilePlan` has none).
+ */
+export function validate(schema: Schema, value: unknown, at: string, refs: Refs, out: SchemaFailure[] = []): SchemaFailure[] {
+  const fail = (expected: string, pointer = at) => void out.push({ pointer, expected });
+  if (schema === true || schema == null) return out;
+  if (schema === false) return fail('nothing here (the plan allows no value)'), out;
+  const s = schema;
+  if (typeof s.$ref == 'string') {
+    const target = refs(s.$ref);
+    if (target === undefined) return fail(`a value of ${s.$ref}, which the plan does not define`), out;
+    validate(target, value, at, refs, out);
+  }
+  if (s.type !== undefined) {
+    const types: string[] = Array.isArray(s.type) ? s.type : [s.type];
+    if (!types.some((t) => TYPES[t]?.(value))) return fail(types.map(a).join(' or ') + ', got ' + shown(value)), out;
+  }
+  if (Array.isArray(s.enum) && !s.enum.some((e: unknown) => same(e, value))) fail(`one of ${s.enum.map(shown).join(', ')}, got ${shown(value)}`);
+  if ('const' in s && !same(s.const, value)) fail(`${shown(s.const)}, got ${shown(value)}`);
+  if (typeof value == 'number') numberKeywords(s, value, fail);
+  if (typeof value == 'string') stringKeywords(s, value, fail);
+  if (TYPES.object(value)) objectKeywords(s, value as Record<string, unknown>, at, refs, out);
+  if (Array.isArray(value)) arrayKeywords(s, value, at, refs, out);
+  combinators(s, value, at, refs, out);
+  return out;
+}
+
+function numberKeywords(s: Record<string, any>, v: number, fail: (expected: string) => void) {
+  const got = ', got ' + v;
+  if (typeof s.minimum == 'number' && v < s.minimum) fail(`a number of at least ${s.minimum}` + got);
+  if (typeof s.maximum == 'number' && v > s.maximum) fail(`a number of at most ${s.maximum}` + got);
+  if (typeof s.exclusiveMinimum == 'number' && v <= s.exclusiveMinimum) fail(`a number over ${s.exclusiveMinimum}` + got);
+  if (typeof s.exclusiveMaximum == 'number' && v >= s.exclusiveMaximum) fail(`a number under ${s.exclusiveMaximum}` + got);
+  if (typeof s.multipleOf == 'number' && s.multipleOf > 0 && !Number.isInteger(v / s.multipleOf)) fail(`a multiple of ${s.multipleOf}` + got);
+}
+
+function stringKeywords(s: Record<string, any>, v: string, fail: (expected: string) => void) {
+  // Length in code points, as JSON Schema counts it.
+  const length = [...v].length;
+  const got = ', got ' + shown(v);
+  if (typeof s.minLength == 'number' && length < s.minLength) fail(`a string of at least ${s.minLength} character(s)` + got);
+  if (typeof s.maxLength == 'number' && length > s.maxLength) fail(`a string of at most ${s.maxLength} character(s)` + got);
+  if (typeof s.pattern == 'string' && !new RegExp(s.pattern, 'u').test(v)) fail(`a string matching /${s.pattern}/` + got);
+  if (typeof s.format == 'string' && FORMATS[s.format] && !FORMATS[s.format](v)) fail(`${a(s.format)}` + got);
+}
+
+function objectKeywords(s: Record<string, any>, v: Record<string, unknown>, at: string, refs: Refs, out: SchemaFailure[]) {
+  const properties: Record<string, Schema> = TYPES.object(s.properties) ? s.properties : {};
+  const has = (k: string) => Object.prototype.hasOwnProperty.call(v, k);
+  if (Array.isArray(s.required)) for (const k of s.required) if (!has(k)) out.push({ pointer: pointerTo(at, k), expected: 'a value (required by the plan), got nothing' });
+  const patterns = Object.entries<Schema>(TYPES.object(s.patternProperties) ? s.patternProperties : {});
+  for (const k of Object.keys(v)) {
+    const where = pointerTo(at, k);
+    const matched = patterns.filter(([re]) => new RegExp(re, 'u').test(k));
+    for (const [, schema] of matched) validate(schema, v[k], where, refs, out);
+    if (Object.prototype.hasOwnProperty.call(properties, k)) validate(properties[k], v[k], where, refs, out);
+    else if (matched.length) continue;
+    else if (s.additionalProperties === false) {
+      const known = Object.keys(properties);
+      out.push({ pointer: where, expected: `no such property (the plan lists ${known.length ? known.map(shown).join(', ') : 'none'})` });
+    } else if (s.additionalProperties !== undefined) validate(s.additionalProperties, v[k], where, refs, out);
+  }
+}
+
+function arrayKeywords(s: Record<string, any>, v: unknown[], at: string, refs: Refs, out: SchemaFailure[]) {
+  const got = ', got ' + v.length;
+  if (typeof s.minItems == 'number' && v.length < s.minItems) out.push({ pointer: at, expected: `at least ${s.minItems} item(s)` + got });
+  if (typeof s.maxItems == 'number' && v.length > s.maxItems) out.push({ pointer: at, expected: `at most ${s.maxItems} item(s)` + got });
+  // 2020-12: prefixItems then items; draft-07: items as an array, then additionalItems.
+  const tuple: Schema[] | undefined = Array.isArray(s.prefixItems) ? s.prefixItems : Array.isArray(s.items) ? s.items : undefined;
+  const rest: Schema | undefined = tuple && Array.isArray(s.items) ? s.additionalItems : Array.isArray(s.items) ? undefined : s.items;
+  v.forEach((item, i) => {
+    const schema = tuple && i < tuple.length ? tuple[i] : rest;
+    if (schema !== undefined) validate(schema, item, pointerTo(at, i), refs, out);
+  });
+}
+
+function combinators(s: Record<string, any>, v: unknown, at: string, refs: Refs, out: SchemaFailure[]) {
+  if (s.not !== undefined && !validate(s.not, v, at, refs, []).length) out.push({ pointer: at, expected: `no value matching the plan's "not", got ${shown(v)}` });
+  if (Array.isArray(s.allOf)) for (const sub of s.allOf) validate(sub, v, at, refs, out);
+  for (const key of ['anyOf', 'oneOf']) {
+    if (!Array.isArray(s[key])) continue;
+    const results = s[key].map((sub: Schema) => validate(sub, v, at, refs, []));
+    const passed = results.filter((r: SchemaFailure[]) => !r.length).length;
+    if (key == 'anyOf' ? !passed : passed != 1) {
+      // One alternative: its own failures say more. Several: what each expected.
+      if (results.length == 1) out.push(...results[0]);
+      else out.push({ pointer: at, expected: (key == 'oneOf' && passed ? 'exactly one of: ' : 'one of: ') + results.map((r: SchemaFailure[]) => (r[0] ? r[0].expected.replace(/, got .*$/, '') : 'a match')).join('; ') + ', got ' + shown(v) });
+    }
+  }
+}
