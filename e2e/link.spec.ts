@@ -161,3 +161,25 @@ test('a parameter made in another browser (another user agent) is not adopted, a
   await other.close();
   await context.close();
 });
+
+test('a decorated link followed from a domain the page does not list is not adopted, and still leaves the address bar', async ({ site }) => {
+  const { context, page, id } = await shop(site);
+  const href = await decoratedHref(page, site);
+  // The same valid link, put on a page of other.test (checkout.test lists shop.test only) and clicked there.
+  await page.goto(on(site, 'other.test'));
+  await ready(page);
+  await addLink(page, href);
+  await Promise.all([page.waitForURL(/checkout\.test/), page.click('#go')]);
+  await ready(page);
+  expect(await page.evaluate(() => document.referrer)).toContain('other.test');
+  expect(page.url()).not.toContain('svc_link');
+  expect(await anonymousId(page)).not.toBe(id);
+  // Clicked on the shop itself, it is adopted (the referrer, not the link, made the difference).
+  await page.goto(on(site, 'shop.test'));
+  await ready(page);
+  await addLink(page, href);
+  await Promise.all([page.waitForURL(/checkout\.test/), page.click('#go')]);
+  await ready(page);
+  expect(await anonymousId(page)).toBe(id);
+  await context.close();
+});

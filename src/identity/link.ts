@@ -44,6 +44,16 @@ export function adoptLink(report: (e: AnalyticsError) => void): string | undefin
   return linkedId(value, Date.now());
 }
 
+/**
+ * Whether this page was loaded from one of `domains` (a listed name covers its subdomains), as its referrer says: only
+ * a link from one of them is adopted. A page whose referrer was withheld (`Referrer-Policy: no-referrer`) cannot
+ * tell, and adopts (the parameter is bound to this browser and 2 minutes all the same).
+ */
+export function cameFrom(domains: unknown): boolean {
+  const from = document.referrer;
+  return !from || (Array.isArray(domains) && domains.some((d) => ('.' + new URL(from).hostname).endsWith('.' + String(d).toLowerCase().replace(/^\./, ''))));
+}
+
 /** What the link and server-cookie code that is not in the bundle offers (a chunk, src/entry/debug-browser.ts). */
 export interface LinkTools {
   decorate(domains: unknown, id: () => string | false | undefined, report: (e: AnalyticsError) => void): void;
@@ -59,6 +69,6 @@ export type WithTools = (use: (t: LinkTools) => void) => void;
  */
 export function startLink(domains: unknown, identity: Identity, open: () => boolean, report: (e: AnalyticsError) => void, tools: WithTools) {
   const id = adoptLink(report);
-  if (id) identity.setAnonymousId(id);
+  if (id && cameFrom(domains)) identity.setAnonymousId(id);
   tools((t) => t.decorate(domains, () => open() && identity.anonymousId(), report));
 }

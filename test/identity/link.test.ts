@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { adoptLink, linkedId, LINK_TTL, sign, startLink } from '../../src/identity/link';
+import { adoptLink, cameFrom, linkedId, LINK_TTL, sign, startLink } from '../../src/identity/link';
 import { linkValue } from '../../src/identity/decorate';
 import { createIdentity } from '../../src/identity/identity';
 
@@ -84,5 +84,36 @@ describe('startLink', () => {
     expect(id()).toBe(false);
     open = true;
     expect(id()).toBe('adopted');
+  });
+});
+
+describe('cameFrom', () => {
+  const referrer = (r: string) => vi.spyOn(document, 'referrer', 'get').mockReturnValue(r);
+  it('is true for a referrer on a listed domain or one of its subdomains, case and a leading dot aside', () => {
+    referrer('https://www.shop.test/cart?x=1');
+    expect(cameFrom(['shop.test'])).toBe(true);
+    expect(cameFrom(['.SHOP.test'])).toBe(true);
+    referrer('https://shop.test/');
+    expect(cameFrom(['blog.test', 'shop.test'])).toBe(true);
+  });
+  it('is false for a referrer elsewhere (a name that only ends alike included), and for a list that is not one', () => {
+    referrer('https://evil.test/');
+    expect(cameFrom(['shop.test'])).toBe(false);
+    referrer('https://notshop.test/');
+    expect(cameFrom(['shop.test'])).toBe(false);
+    referrer('https://shop.test/');
+    expect(cameFrom('shop.test')).toBe(false);
+  });
+  it('is true where the referrer was withheld: nothing tells where the link was', () => {
+    referrer('');
+    expect(cameFrom(['shop.test'])).toBe(true);
+  });
+  it('keeps startLink from adopting the id of a link from an unlisted domain (the parameter still leaves the address bar)', () => {
+    setUrl(`https://checkout.test/?a=1&svc_link=${linkValue('adopted', Date.now())}`);
+    referrer('https://evil.test/');
+    const identity = createIdentity({ persist: false });
+    startLink(['shop.test'], identity, () => true, () => {}, () => {});
+    expect(identity.anonymousId()).not.toBe('adopted');
+    expect(location.href).toBe('https://checkout.test/?a=1');
   });
 });
