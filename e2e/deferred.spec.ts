@@ -3,7 +3,7 @@
 // (DevTools' Page.crash), with no page of the site open afterwards. A normal exit sends nothing twice; the 64 KiB
 // quota is respected; nothing is deferred while consent is pending, or after an opt-out or a withdrawal. Freeze
 // (Page Lifecycle) is handled like a hide.
-import type { BrowserContext, Page } from '@playwright/test';
+import { chromium, type BrowserContext, type Page } from '@playwright/test';
 import { executablePath, args } from '../scripts/chromium.mjs';
 import { test, expect, open, ready, quiet, expectExactlyOnce, sendFirst, type CollectorHandle, type SiteHandle } from './fixtures';
 
@@ -172,6 +172,34 @@ for (const how of ['optOut', 'withdraw'] as const) {
     expect(await collector.messages({ event: 'Erased Crash' })).toEqual([]);
   });
 }
+
+test('a page that goes into the back/forward cache sends its deferred messages once (beacon), and defers again once restored', async ({ site, collector }) => {
+  // Playwright launches Chromium with the cache off (see e2e/bfcache.spec.ts); Chromium sends what is still deferred
+  // as a page enters the cache, so the library must take it back at pagehide.
+  const browser = await chromium.launch({ executablePath, args, ignoreDefaultArgs: ['--disable-back-forward-cache'] });
+  try {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await open(page, site.page('/basic.html', { opts: LONG, cache: 'revalidate' }));
+    await page.evaluate(() => ((window as any).__kept = 'same document'));
+    await sendFirst(page, collector);
+    const ids = await track(page, 'Before Cache', 10);
+    const leftAt = Date.now();
+    await page.goto(site.page('/core-blank.html', { cache: 'revalidate' }));
+    await collector.waitFor(10, { event: 'Before Cache' }, 10_000);
+    await page.goBack({ waitUntil: 'commit' });
+    await page.waitForFunction(() => document.readyState == 'complete' && (window as any).analytics?.initialized);
+    expect(await page.evaluate(() => (window as any).__kept), 'restored from the back/forward cache').toBe('same document');
+    await quiet(collector, 1500, 10_000, leftAt);
+    expectExactlyOnce(await collector.messages({ event: 'Before Cache' }), ids);
+    // Restored: what is stored now is deferred again.
+    const after = await track(page, 'After Restore', 5);
+    await crash(context, page);
+    expectExactlyOnce(await collector.waitFor(5, { event: 'After Restore' }, 5_000), after);
+  } finally {
+    await browser.close();
+  }
+});
 
 // Playwright keeps its pages visible (DevTools' Page.setWebLifecycleState freezes none of them), so this test drives
 // the same Chromium with puppeteer-core, where a tab brought behind another is hidden and can be frozen.

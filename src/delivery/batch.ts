@@ -28,14 +28,16 @@ export function planBatches<T extends { bytes: number }>(items: T[], limit = BAT
 
 /**
  * The JSON request body for a group of messages, serialised by `stringify` (never by a page's JSON); `writeKey` goes
- * in the body only for headerless (page-exit) requests.
+ * in the body only for headerless (page-exit) requests. No `sentAt` for a request whose sending time is not known
+ * (a deferred one): the API corrects each `timestamp` by `sentAt`'s distance to the time it received the request,
+ * and a stale one would shift them by as much.
  */
-export function body(messages: Message[], sentAt: Date, writeKey?: string): string {
+export function body(messages: Message[], sentAt?: Date, writeKey?: string): string {
   return (
     '{"batch":[' +
     messages.map((m) => stringify(m as JSONValue)).join(',') +
-    '],"sentAt":' +
-    quote(isoDate(sentAt)!) +
+    ']' +
+    (sentAt ? ',"sentAt":' + quote(isoDate(sentAt)!) : '') +
     (writeKey ? ',"writeKey":' + quote(writeKey) : '') +
     '}'
   );

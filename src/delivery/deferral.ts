@@ -14,7 +14,7 @@ export interface DeferralDeps extends HandoffDeps {
  * `overhead` (the browser takes at most 64 KiB of deferred requests to one origin, URL and headers included). A
  * request in flight with keepalive (`inflight` true) outlives the page, so its records are left out; pure.
  */
-export const covered = (list: readonly QueueRecord[], inflight: ReadonlyMap<string, boolean>, overhead: number): QueueRecord[] =>
+export const covered = (list: readonly QueueRecord[], inflight: ReadonlyMap<string, boolean>, overhead: number) =>
   planBatches(
     list.filter((r) => !inflight.get(r.id)),
     KEEPALIVE_LIMIT,
@@ -48,9 +48,11 @@ export function createDeferral(d: DeferralDeps) {
     // Over the quota (QuotaExceededError: other requests of the page to that origin, a `deferred-fetch` permissions
     // policy that allows none, a long URL or referrer), or refused for another reason: cover fewer, the oldest first;
     // the rest leaves with this page's own requests, or the next load.
-    for (let group = covered(d._queue._list(), inflight, BODY_OVERHEAD + d.writeKey.length); group.length; group = group.slice(0, group.length >> 1)) {
+    let group = covered(d._queue._list(), inflight, BODY_OVERHEAD + d.writeKey.length);
+    for (; group.length; group = group.slice(0, group.length >> 1)) {
       try {
-        const deferred = d._transport._defer(d.url, body(group.map((r) => r.message), new Date(), d.writeKey));
+        // (no `sentAt`: when the browser sends it is not known, see batch.ts `body`)
+        const deferred = d._transport._defer(d.url, body(group.map((r) => r.message), undefined, d.writeKey));
         pending = { ...deferred, ids: group.map((r) => r.id) };
         return;
       } catch {

@@ -122,6 +122,10 @@ describe('body', () => {
     });
   });
 
+  it('has no sentAt when none is given (a deferred request: when the browser sends it is not known)', () => {
+    expect(body([{ a: 1 }] as any, undefined, 'k1')).toBe('{"batch":[{"a":1}],"writeKey":"k1"}');
+  });
+
   it('has the messages serialised as they are, so body size = overhead + items + commas', () => {
     const items = [item(1, 500), item(2, 700, true), item(3, 300)];
     const empty = byteLength(body([], SENT_AT));
