@@ -11,7 +11,7 @@
 // profile), BENCH_NO_WRITE=1 (don't write RESULTS.md), BENCH_REPORT_ONLY=1 (measure nothing: write RESULTS.md again
 // from bench/.tmp/last-run.json, after a change to the report's code), BENCH_STUB_RUNS (fresh contexts per library
 // for the stub's own cost, default 15), BENCH_LH_RUNS (Lighthouse runs per page, default 5), BENCH_ONLY (a comma list
-// of the parts to run: ttfe, track, unload, profile, stub, lighthouse; e.g. `BENCH_ONLY=lighthouse,track npm run
+// of the parts to run: ttfe, track, unload, crash, profile, stub, lighthouse; e.g. `BENCH_ONLY=lighthouse,track npm run
 // bench`: prints those parts' tables, writes bench/.tmp/last-run-only.json, leaves RESULTS.md alone).
 import fs from 'node:fs';
 import os from 'node:os';
@@ -23,12 +23,13 @@ import { executablePath, args as CHROMIUM_ARGS } from '../scripts/chromium.mjs';
 import { startAll, nowMs, ROOT, BENCH, TMP, DIST, DIST_SNAP, DIST_FILES, DIST_MAP, SEGMENT_UMD, CIO_UMD, CIO_SNIPPET_VERSION, SEGMENT_DEFAULT_KEY, CIO_DEFAULT_KEY, segmentSnippet, cioSnippet, ourSnippet, snapshotDist, hashFiles, AMP_BUNDLE, AMP_SNIPPET_FILE, ampSnippet, ampVersion, PAGE_LIBS } from './servers.mjs';
 import { analyzeProfile } from './profile.mjs';
 import { launchChrome, lighthouseRun, bootupOf, LH_LONG_TASK_MS } from './lighthouse.mjs';
+import { crashRun, crashCell, crashChecks, CRASH_N, CRASH_WAIT_MS } from './crash.mjs';
 
 const TTFE_RUNS = intEnv('BENCH_RUNS', 7);
 const TRACK_RUNS = intEnv('BENCH_TRACK_RUNS', 3);
 const STUB_RUNS = intEnv('BENCH_STUB_RUNS', 15);
 const LH_RUNS = intEnv('BENCH_LH_RUNS', 5);
-const PARTS = ['ttfe', 'track', 'unload', 'profile', 'stub', 'lighthouse'];
+const PARTS = ['ttfe', 'track', 'unload', 'crash', 'profile', 'stub', 'lighthouse'];
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((x) => x.trim()).filter(Boolean)) : null;
 if (ONLY) for (const p of ONLY) if (!PARTS.includes(p)) throw new Error(`BENCH_ONLY: unknown part ${p} (parts: ${PARTS.join(', ')})`);
 const has = (part) => !ONLY || ONLY.has(part);
@@ -219,7 +220,7 @@ async function main() {
     raw.clock = clock;
     log(`page clock - node clock: ${clock.offset.toFixed(2)} ms (rtt ${clock.rtt.toFixed(2)} ms)`);
 
-    for (const lib of LIBS) raw.libs[lib.id] = { ttfe: { 1: [], [THROTTLE]: [] }, track: [], unload: { navigate: [], 'navigate-same': [], close: [] } };
+    for (const lib of LIBS) raw.libs[lib.id] = { ttfe: { 1: [], [THROTTLE]: [] }, track: [], unload: { navigate: [], 'navigate-same': [], close: [] }, crash: [] };
     for (const v of DEFAULT_VARIANTS) raw.libs[v.id].ttfeDefault = { 1: [], [THROTTLE]: [] };
 
     raw.phases = {};
@@ -264,6 +265,15 @@ async function main() {
     }
 
     if (has('unload')) phase('page exit');
+    // Renderer crash (issue 20): of CRASH_N stored with a long interval, how many arrive with no page reopened.
+    for (let i = 0; i < (has('crash') ? UNLOAD_RUNS : 0); i++) {
+      for (const lib of orderFor(i)) {
+        const r = await crashRun(browser, servers, lib, i, waitReady);
+        raw.libs[lib.id].crash.push(r);
+        log(`crash ${lib.id} #${i + 1}: ${r.delivered}/${CRASH_N} within ${CRASH_WAIT_MS / 1000} s (${r.sentBefore ?? '?'} before the crash)${r.error ? ' ERROR ' + r.error : ''}`);
+      }
+    }
+    if (has('crash')) phase('renderer crash');
     if (PROFILE && has('profile')) {
       raw.profile = await profileRun(browser, servers, LIBS[0]);
       const p = raw.profile;
@@ -777,6 +787,7 @@ function summarize(raw, id) {
     nav, navSum: nav.reduce((a, b) => a + b, 0),
     same, sameSum: same.reduce((a, b) => a + b, 0),
     cls, clsSum: cls.reduce((a, b) => a + b, 0),
+    crash: L.crash || [], crashSum: (L.crash || []).reduce((a, r) => a + (r.delivered ?? 0), 0),
     // Messages received more than once (same event of the run), per exit test.
     duplicates: Object.entries(L.unload).map(([mode, rs]) => `${mode} ${rs.reduce((a, r) => a + Math.max(0, (r.received ?? 0) - (r.delivered ?? 0)), 0)}`).join(', '),
     trackDuplicates: tr.reduce((a, r) => a + Math.max(0, (r.messagesReceived ?? 0) - (r.distinct ?? 0)), 0),
@@ -992,10 +1003,16 @@ function partialReport(raw) {
     });
     parts.push(mdTable(['library', `µs per track() (median of ${TRACK_RUNS} × ${TRACK_N})`, 'main thread until delivered, ms', 'delivered'], rows));
   }
+  if (ONLY.has('crash')) parts.push(crashTable(raw));
   if (raw.stub) parts.push(stubSection(raw));
   if (raw.lighthouse) parts.push(lighthouseSection(raw));
   return parts.join('\n');
 }
+
+/** BENCH_ONLY=crash: the crash row and its checks. */
+const crashTable = (raw) =>
+  mdTable(['library', crashLabel(), 'checks'], LIBS.map((l) => [l.short, crashCell(raw.libs[l.id].crash), crashChecks(raw.libs[l.id].crash)]));
+const crashLabel = () => `Delivered of ${CRASH_N} stored with a long flush interval (60 s), within ${CRASH_WAIT_MS / 1000} s of a renderer crash (\`Page.crash\`), no page reopened, ${UNLOAD_RUNS} runs`;
 
 const mdTable = (head, rows, align) =>
   [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (align ? align[i] : i ? '---:' : '---')).join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
@@ -1075,6 +1092,7 @@ function report(raw) {
     row(`Delivered of ${UNLOAD_N} tracked right before \`location.href = \` a page without analytics, ${UNLOAD_RUNS} runs`, (s) => runs(s.nav), (x, _, s) => ratio(x.navSum, s.navSum)),
     row('  same, but the next page loads the same library (which may send what the first page persisted)', (s) => runs(s.same), (x, _, s) => ratio(x.sameSum, s.sameSum)),
     row(`Delivered of ${UNLOAD_N} tracked right before \`page.close()\`, ${UNLOAD_RUNS} runs`, (s) => runs(s.cls), (x, _, s) => ratio(x.clsSum, s.clsSum)),
+    row(crashLabel(), (s) => crashCell(s.crash), (x, _, s) => ratio(x.crashSum, s.crashSum)),
   ];
   const vers = { ours: raw.versions.ours, segment: raw.versions.segment, cio: raw.versions.cio, amplitude: raw.versions.amplitude };
   const head = ['Measure', ...LIBS.map((l) => `${l.short} ${vers[l.id]}`), ...PEERS.map((l) => `ours / ${l.short}`)];
@@ -1086,6 +1104,7 @@ function report(raw) {
     const x = sums[l.id];
     checks.push(`${l.short}: ${x.trackRuns} track runs delivered ${x.distinct.join(', ')} distinct messages of ${TRACK_N} (${x.trackDuplicates} duplicates); observed CPU slowdown under ${THROTTLE}x throttling ${fmt2(x.throttleObserved)}x (one ~50 ms loop per rate, noisy); duplicate deliveries in the exit tests (at-least-once re-sends): ${x.duplicates}` +
       `; requests to hosts other than 127.0.0.1: ${x.offHost.length ? x.offHost.join(', ') : 'none'}` +
+      (x.crash.length ? `; renderer crash runs: ${crashChecks(x.crash)}` : '') +
       (x.errors.length ? `; errors: ${[...new Set(x.errors)].join('; ')}` : ''));
   }
   {
@@ -1117,7 +1136,7 @@ Produced by \`npm run bench\` (\`node bench/run.mjs\`) on ${m.date}. Customer.io
 \`@amplitude/analytics-browser\` ${raw.versions.amplitude} are the peers (Amplitude in the rows where its own wire format allows a fair
 comparison: track calls, page exit, the stub's cost, Lighthouse).
 
-To run only some parts: \`BENCH_ONLY=lighthouse,track npm run bench\` (parts: \`ttfe\`, \`track\`, \`unload\`, \`profile\`,
+To run only some parts: \`BENCH_ONLY=lighthouse,track npm run bench\` (parts: \`ttfe\`, \`track\`, \`unload\`, \`crash\`, \`profile\`,
 \`stub\`, \`lighthouse\`; prints their tables, writes \`bench/.tmp/last-run-only.json\`, leaves this file alone). Counts:
 \`BENCH_TRACK_RUNS\`, \`BENCH_STUB_RUNS\` (default 15), \`BENCH_LH_RUNS\` (default 5); see the head of \`bench/run.mjs\`.
 
@@ -1212,7 +1231,10 @@ Delivery on exit counts distinct events of the run that reached the collector wi
 next page has no analytics library, so events a library persisted for a later page view count as lost; the row below
 it navigates to a page that loads the same library again, which may send them. The peers send on exit only the events
 that already reached their destination plugin; how many are still in their asynchronous pipeline when the page goes
-away depends on the machine's speed, so those rows move between runs. Runs of the three libraries are interleaved,
+away depends on the machine's speed, so those rows move between runs. The renderer-crash row (\`bench/crash.mjs\`) loads
+each library on a blank page with a 60 s interval (one event sent first, then ${CRASH_N} tracks, 1 s, \`Page.crash\`) and
+counts what arrives within ${CRASH_WAIT_MS / 1000} s with no page of the site opened again: only a request the browser holds for the page
+(\`fetchLater\`) can deliver them. Runs of the three libraries are interleaved,
 their order rotated run by run, so that machine noise falls on all; on a shared or busy machine the timings (not the
 byte, request or delivery counts) move a lot between runs, and medians of ${TTFE_RUNS} are still rough.
 Not measured: real network latency and TLS, HTTP compression on the wire, caching across page views, memory use,

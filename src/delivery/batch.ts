@@ -28,7 +28,8 @@ export function planBatches<T extends { bytes: number }>(items: T[], limit = BAT
 
 /**
  * The JSON request body for a group of messages, serialised by `stringify` (never by a page's JSON); `writeKey` goes
- * in the body only for headerless (page-exit) requests.
+ * in the body only for headerless (page-exit and deferred) requests. `sentAt` is when the library hands the request
+ * over (CONTRACT section 4's body); for a deferred one the browser may send it later (see deferral.ts).
  */
 export function body(messages: Message[], sentAt: Date, writeKey?: string): string {
   return (

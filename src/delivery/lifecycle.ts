@@ -4,8 +4,8 @@ export type ExitKind = 'hidden' | 'cached' | 'discarded';
 /** What the library does at each moment of the page's life. */
 export interface LifecycleHandlers {
   /**
-   * The page is hidden (`hidden`), or going away: into the back/forward cache (`cached`, it may come back) or for
-   * good (`discarded`: a closing tab, or a navigation the cache does not keep). The last reliable moment to send
+   * The page is hidden or frozen (`hidden`), or going away: into the back/forward cache (`cached`, it may come back)
+   * or for good (`discarded`: a closing tab, or a navigation the cache does not keep). The last reliable moment to send
    * (https://developer.mozilla.org/en-US/docs/Web/API/Document/visibilitychange_event#usage_notes).
    */
   _exit(how: ExitKind): void;
@@ -16,22 +16,34 @@ export interface LifecycleHandlers {
 }
 
 /**
- * The one listener of page lifecycle events: `visibilitychange` to hidden and `pagehide` mean exit; `pageshow`
- * from the back/forward cache and visibility back mean resume. Never `unload`/`beforeunload` (they break bfcache,
+ * Whether this page replaces one the browser discarded to save memory (Page Lifecycle,
+ * https://wicg.github.io/page-lifecycle/#dom-document-wasdiscarded; Chromium only): no page event ran as that page
+ * ended, so what it queued is adopted at once.
+ */
+export const wasDiscarded = () => !!(document as { wasDiscarded?: boolean }).wasDiscarded;
+
+/**
+ * The one listener of page lifecycle events: `visibilitychange` to hidden, `freeze` and `pagehide` mean exit;
+ * `pageshow` from the back/forward cache and visibility back mean resume. A frozen page runs no script, and may be
+ * discarded without another event (https://wicg.github.io/page-lifecycle/#freeze-event), so waiting messages leave
+ * before it, as at a hide. Never `unload`/`beforeunload` (they break bfcache,
  * https://web.dev/articles/bfcache#never-use-the-unload-event).
  */
 export function listenLifecycle(handlers: LifecycleHandlers): () => void {
   const onVisibility = () => (document.visibilityState == 'hidden' ? handlers._exit('hidden') : handlers._resume(false));
+  const onFreeze = () => handlers._exit('hidden');
   // `persisted`: the page goes into the back/forward cache (https://html.spec.whatwg.org/#the-pagetransitionevent-interface)
   const onPagehide = (event: PageTransitionEvent) => handlers._exit(event.persisted ? 'cached' : 'discarded');
   const onPageshow = (event: PageTransitionEvent) => event.persisted && handlers._resume(true);
   const onOnline = () => handlers._online();
   document.addEventListener('visibilitychange', onVisibility);
+  document.addEventListener('freeze', onFreeze);
   addEventListener('pagehide', onPagehide);
   addEventListener('pageshow', onPageshow);
   addEventListener('online', onOnline);
   return () => {
     document.removeEventListener('visibilitychange', onVisibility);
+    document.removeEventListener('freeze', onFreeze);
     removeEventListener('pagehide', onPagehide);
     removeEventListener('pageshow', onPageshow);
     removeEventListener('online', onOnline);

@@ -4,11 +4,15 @@ import type { AnalyticsError } from '../message/types';
 import type { ExitKind } from './lifecycle';
 import type { Handoff, HandoffDeps } from './handoff';
 import { planBatches, body } from './batch';
+import { createDeferral } from './deferral';
 import { classify, nextDelay } from './retry';
 import { byteLength } from '../message/validate';
 import { analyticsError } from '../message/errors';
 
-/** What the scheduler needs from the rest of the library: what the hand-off needs (it sends too), and the hand-off. */
+/**
+ * What the scheduler needs from the rest of the library: what the hand-off needs (it sends too), and the hand-off.
+ * The scheduler makes the deferral (deferral.ts) from them.
+ */
 export interface SchedulerDeps extends HandoffDeps {
   _handoff: Handoff;
   _tabs: Tabs;
@@ -42,7 +46,7 @@ function alarm(fire: () => void) {
  * the oldest was queued; it sends everything waiting in as few requests as the 500 KB limit allows, one
  * request at a time in each tab. Failures back off (honouring Retry-After) with the messages kept in order;
  * a 4xx splits the batch until the one bad message is found and dropped. At page exit it calls the hand-off
- * (handoff.ts) with what it has in flight.
+ * (handoff.ts) with what it has in flight. What waits is covered by a deferred request (deferral.ts) meanwhile.
  */
 export function createScheduler(d: SchedulerDeps) {
   let retryUntil = 0;
@@ -57,12 +61,15 @@ export function createScheduler(d: SchedulerDeps) {
   // Erasures so far (see `erased`): a request sent before one deals with no records and notes nothing as it ends.
   let erasures = 0;
   const { _handoff: handoff } = d;
+  const deferral = createDeferral(d);
 
   const offline = () => !navigator.onLine;
   const waiting = () => d._queue._list().filter((r) => !inflight.has(r.id));
   const arm = alarm(() => flush(false));
   // Runs after every call, so it stays O(1): the oldest record decides the interval.
   const plan = () => {
+    // (after this task: once for a burst of calls, and after the requests of a pass)
+    deferral._cover(inflight, true);
     const list = d._queue._list();
     const count = list.length - inflight.size;
     if (count <= 0) return;
@@ -90,6 +97,8 @@ export function createScheduler(d: SchedulerDeps) {
     const ids = batch.map((r) => r.id);
     const keepalive = d._transport._fits(bytes);
     ids.forEach((id) => inflight.set(id, keepalive));
+    // A keepalive request outlives the page: the deferred request no longer carries its messages.
+    deferral._cover(inflight, true);
     lastSent = Date.now();
     const era = erasures;
     let answer = await d._transport._post(d.url, d.writeKey, payload, bytes, keepalive);
@@ -172,14 +181,25 @@ export function createScheduler(d: SchedulerDeps) {
      * The page is hidden, or going away: the hand-off (handoff.ts) gives the browser what waits, and what is in flight
      * as far as it must; offline or in a backoff, everything stays queued.
      */
-    _exit: (how: ExitKind) => handoff._exit(how, inflight, offline() || Date.now() < retryUntil),
-    /** The page is shown again (or restored from the back/forward cache): it may send again. */
-    _shown: handoff._shown,
+    _exit(how: ExitKind) {
+      // The deferred request is taken back first (synchronously: the browser sends what is still deferred as the page
+      // goes away), so what the hand-off sends leaves once; what stays queued in a page that lives on is covered again.
+      deferral._take(how != 'hidden');
+      handoff._exit(how, inflight, offline() || Date.now() < retryUntil);
+      deferral._cover(inflight);
+    },
+    /** The page is shown again (or restored from the back/forward cache): it may send, and defer, again. */
+    _shown() {
+      handoff._shown();
+      deferral._shown();
+    },
     /** What was stored was erased (see `handoff._erased`): the requests in flight are noted at no exit. */
     erased() {
       erasures++;
       inflight.forEach((_, id) => inflight.set(id, false));
       handoff._erased();
+      // (nothing erased may leave: the queue is empty now)
+      deferral._take();
     },
   };
 }

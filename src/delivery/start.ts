@@ -6,7 +6,7 @@ import { createTabs, LEASE_MS, ORPHAN_GRACE_MS } from './tabs';
 import { createTransport } from './transport';
 import { createHandoff } from './handoff';
 import { createScheduler, type Scheduler } from './scheduler';
-import { listenLifecycle } from './lifecycle';
+import { listenLifecycle, wasDiscarded } from './lifecycle';
 import { finishHandoffs } from './exit-note';
 
 /** What delivery needs to start: where and how to send, and who to tell. */
@@ -75,12 +75,12 @@ export function startDelivery(s: DeliverySettings): Delivery {
   // another tab comes to the end of its lease, and at least every half lease (a tab that closes later leaves
   // records this one has not seen yet).
   let adoptTimer: ReturnType<typeof setTimeout> | undefined;
-  const adopt = (): Promise<void> =>
+  const adopt = (graceMs = ORPHAN_GRACE_MS): Promise<void> =>
     // (not while nothing may be stored or sent: a withdrawal, an opt-out)
     !s.open()
       ? Promise.resolve()
       : tabs
-          ._exclusive((held) => tabs._orphans().then((isOrphan) => adoptOrphans(queue, isOrphan, ORPHAN_GRACE_MS, held)))
+          ._exclusive((held) => tabs._orphans().then((isOrphan) => adoptOrphans(queue, isOrphan, graceMs, held)))
           .then(({ left, due }) => {
             clearTimeout(adoptTimer);
             const now = Date.now();
@@ -89,7 +89,9 @@ export function startDelivery(s: DeliverySettings): Delivery {
             if (at < Infinity) adoptTimer = setTimeout(() => adopt().then(scheduler.notify), at - now);
           })
           .catch(() => {}); // the store is unusable: the queue lives in memory (reported as storage_unavailable)
-  const ready = adopt();
+  // A page that replaces a discarded one (the same tab) adopts what that page left at once: it ended without a page
+  // event, so no note of it can come late.
+  const ready = adopt(wasDiscarded() ? 0 : ORPHAN_GRACE_MS);
   listenLifecycle({
     _exit(how) {
       scheduler._exit(how);
@@ -99,7 +101,7 @@ export function startDelivery(s: DeliverySettings): Delivery {
       identity.reload();
       scheduler._shown();
       if (restored) tabs._enter();
-      (restored ? queue._reconcile() : Promise.resolve()).then(adopt).then(scheduler.notify);
+      (restored ? queue._reconcile() : Promise.resolve()).then(() => adopt()).then(scheduler.notify);
     },
     _online: () => scheduler.flush(),
   });

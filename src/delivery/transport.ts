@@ -12,14 +12,26 @@ export const TIMEOUT_MS = 15000;
  */
 export const KEEPALIVE_LIMIT = 60000;
 
+/** A request handed to the browser with `fetchLater` (see `Transport._defer`). */
+export interface Deferred {
+  /** Takes it back (if the browser has not sent it yet). */
+  _abort(): void;
+  /** Whether the browser has sent it (`FetchLaterResult.activated`). */
+  _sent(): boolean;
+}
+
 /**
- * The only caller of `fetch` and `sendBeacon`. Both are taken when the library loads, so a page that later wraps,
- * replaces or breaks them (a polyfill, a monkey-patch) cannot lose or change our requests.
+ * The only caller of `fetch`, `sendBeacon` and `fetchLater`. They are taken when the library loads, so a page that
+ * later wraps, replaces or breaks them (a polyfill, a monkey-patch) cannot lose or change our requests.
  */
 export function createTransport() {
   const fetchRef = fetch;
   const nav = navigator;
   const sendBeacon = nav.sendBeacon;
+  // Deferred fetching (https://fetch.spec.whatwg.org/#deferred-fetch): Chromium 135 and later, in secure contexts.
+  // (a real function: where it is missing, an element named fetchLater could stand in for it)
+  const fetchLater: ((url: string, init: RequestInit) => { activated: boolean }) | undefined =
+    typeof (window as any).fetchLater == 'function' ? (window as any).fetchLater : undefined;
   // Keepalive bytes this page has in flight: a request that would pass the browser's budget goes without keepalive.
   let keepaliveBytes = 0;
 
@@ -79,6 +91,20 @@ export function createTransport() {
       }
       return false;
     },
+
+    /**
+     * Hands a body to the browser to send as the page goes away for any reason, a crash included, or when it enters
+     * the back/forward cache (`fetchLater` without `activateAfter`, so never while the page lives on): text/plain, the
+     * write key in the body, as a beacon. Missing where `fetchLater` is; throws what `fetchLater` throws
+     * (QuotaExceededError over the origin's 64 KiB, https://fetch.spec.whatwg.org/#available-deferred-fetch-quota).
+     */
+    _defer:
+      fetchLater &&
+      ((url: string, body: string): Deferred => {
+        const controller = new AbortController();
+        const result = fetchLater(url, { method: 'POST', body, credentials: 'omit', signal: controller.signal });
+        return { _abort: () => controller.abort(), _sent: () => result.activated };
+      }),
   };
 }
 

@@ -762,4 +762,104 @@ describe('createScheduler', () => {
       expect(delivered.sort()).toEqual(rs.map((r) => r.id).sort());
     });
   });
+
+  describe('deferral', () => {
+    // The deferral itself is tested in deferral.test.ts; these tests cover when the scheduler defers and takes back.
+    // fetchLater as the browser holds its requests: `live` are those it would send if the page died now. (A timer
+    // set during a tick of the fake clock is due 1 ms later, even with no delay: hence `advance(1)`.)
+    function stubFetchLater() {
+      const held: { body: string; signal: AbortSignal; result: { activated: boolean } }[] = [];
+      const fetchLater = vi.fn((_url: string, init: RequestInit) => {
+        const h = { body: String(init.body), signal: init.signal!, result: { activated: false } };
+        held.push(h);
+        return h.result;
+      });
+      (window as any).fetchLater = fetchLater;
+      const live = () => held.filter((h) => !h.signal.aborted && !h.result.activated).map((h) => batchIds(h.body));
+      return { held, live, fetchLater };
+    }
+    afterEach(() => delete (window as any).fetchLater);
+
+    it('defers what is stored, after the task, and what a request without keepalive carries', async () => {
+      const { live } = stubFetchLater();
+      vi.stubGlobal('fetch', vi.fn(() => new Promise(() => {})));
+      const { add, transport } = setup({ flushInterval: 60000 });
+      vi.spyOn(transport, '_fits').mockReturnValue(false);
+      const rs = add(record(), record(), record());
+      expect(live()).toEqual([]);
+      await advance(1);
+      // the first went at once, without keepalive: it dies with a crashed page, so it stays deferred
+      expect(live()).toEqual([rs.map((r) => r.id)]);
+    });
+
+    it('leaves out what is in flight with keepalive', async () => {
+      const { live } = stubFetchLater();
+      vi.stubGlobal('fetch', vi.fn(() => new Promise(() => {})));
+      const { add } = setup({ flushInterval: 60000 });
+      const [first] = add(record());
+      await advance(1); // the first of a quiet spell leaves at once, and gets no answer
+      const rest = add(record(), record());
+      await advance(1);
+      expect(live()).toEqual([rest.map((r) => r.id)]);
+      expect(live().flat()).not.toContain(first.id);
+    });
+
+    it('takes the deferred request back before the exit beacon leaves, and defers nothing after pagehide until shown', async () => {
+      const { held, live } = stubFetchLater();
+      const atBeacon: string[][][] = [];
+      stubBeacon(() => (atBeacon.push(live()), true));
+      mockFetch([{ status: 200 }]);
+      const { add, scheduler, queue } = setup({ flushInterval: 60000 });
+      await advance(1);
+      add(record());
+      await advance(1); // (the first of a quiet spell left at once)
+      const rs = add(record(), record());
+      await advance(1);
+      expect(live()).toEqual([rs.map((r) => r.id)]);
+      scheduler._exit('discarded');
+      expect(atBeacon).toEqual([[]]);
+      expect(held.every((h) => h.signal.aborted)).toBe(true);
+      // stored after pagehide (the page is going away): not deferred, it waits for the next load
+      queue.records.push(record());
+      scheduler.notify();
+      scheduler._exit('hidden');
+      await advance(1);
+      expect(live()).toEqual([]);
+      scheduler._shown();
+      scheduler.notify();
+      await advance(1);
+      expect(live()).toHaveLength(1);
+    });
+
+    it('after a hide in a backoff, covers again what stays queued', async () => {
+      const { live, held } = stubFetchLater();
+      const beacon = vi.fn(() => true);
+      stubBeacon(beacon);
+      mockFetch([{ status: 503 }]);
+      const { add, scheduler } = setup({ flushAt: 1 });
+      const rs = add(record());
+      await advance(1);
+      const before = held.length;
+      scheduler._exit('hidden');
+      expect(beacon).not.toHaveBeenCalled();
+      expect(held.length).toBe(before + 1);
+      expect(live()).toEqual([rs.map((r) => r.id)]);
+    });
+
+    it('an erasure takes the deferred request back', async () => {
+      const { live } = stubFetchLater();
+      vi.stubGlobal('fetch', vi.fn(() => new Promise(() => {})));
+      const { add, scheduler, queue } = setup({ flushInterval: 60000 });
+      add(record());
+      await advance(1);
+      add(record(), record());
+      await advance(1);
+      expect(live()).toHaveLength(1);
+      queue.records.length = 0;
+      scheduler.erased();
+      expect(live()).toEqual([]);
+      await advance(1);
+      expect(live()).toEqual([]);
+    });
+  });
 });

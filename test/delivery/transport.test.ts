@@ -228,4 +228,49 @@ describe('createTransport', () => {
       expect(typeof navigator.sendBeacon).toBe('function');
     });
   });
+
+  describe('defer', () => {
+    afterEach(() => delete (window as any).fetchLater);
+
+    it('hands the body to fetchLater as a text POST without credentials and without activateAfter', () => {
+      const result = { activated: false };
+      const fetchLater = vi.fn((..._a: unknown[]) => result);
+      (window as any).fetchLater = fetchLater;
+      const t = createTransport();
+      const d = t._defer!(URL_, '{"batch":[]}');
+      const [url, init] = fetchLater.mock.calls[0] as [string, RequestInit & { activateAfter?: number }];
+      expect(url).toBe(URL_);
+      expect(init).toMatchObject({ method: 'POST', body: '{"batch":[]}', credentials: 'omit' });
+      expect(init.headers).toBeUndefined(); // a string body is text/plain: no preflight, as a beacon
+      expect('activateAfter' in init).toBe(false); // sent only as the page goes away, never while it lives on
+      expect(d._sent()).toBe(false);
+      result.activated = true;
+      expect(d._sent()).toBe(true);
+      expect(init.signal!.aborted).toBe(false);
+      d._abort();
+      expect(init.signal!.aborted).toBe(true);
+    });
+
+    it('uses the fetchLater there was when it was made', () => {
+      const original = vi.fn(() => ({ activated: false }));
+      (window as any).fetchLater = original;
+      const t = createTransport();
+      (window as any).fetchLater = vi.fn();
+      t._defer!(URL_, '{}');
+      expect(original).toHaveBeenCalledTimes(1);
+    });
+
+    it('is missing where fetchLater is, or is not a function (an element named fetchLater)', () => {
+      expect(createTransport()._defer).toBeUndefined();
+      (window as any).fetchLater = document.createElement('img');
+      expect(createTransport()._defer).toBeUndefined();
+    });
+
+    it('throws what fetchLater throws (the deferral catches it)', () => {
+      (window as any).fetchLater = () => {
+        throw new DOMException('quota', 'QuotaExceededError');
+      };
+      expect(() => createTransport()._defer!(URL_, '{}')).toThrow(/quota/);
+    });
+  });
 });

@@ -1,0 +1,97 @@
+import type { Handoff, HandoffDeps } from './handoff';
+import type { QueueRecord } from './queue';
+import type { Deferred } from './transport';
+import { planBatches, body, BODY_OVERHEAD } from './batch';
+import { KEEPALIVE_LIMIT } from './transport';
+
+/** What the deferral needs: what the hand-off needs, and the hand-off (which removes what the browser sent). */
+export interface DeferralDeps extends HandoffDeps {
+  _handoff: Handoff;
+}
+
+/**
+ * The records one deferred request covers: the oldest of those waiting, up to a body of KEEPALIVE_LIMIT bytes with
+ * `overhead` (the browser takes at most 64 KiB of deferred requests to one origin, URL and headers included). A
+ * request in flight with keepalive (`inflight` true) outlives the page, so its records are left out; pure.
+ */
+export const covered = (list: readonly QueueRecord[], inflight: ReadonlyMap<string, boolean>, overhead: number) =>
+  planBatches(
+    list.filter((r) => !inflight.get(r.id)),
+    KEEPALIVE_LIMIT,
+    overhead,
+  )[0] || [];
+
+/**
+ * Deferred delivery (CONTRACT section 4): what waits in the queue is also handed to the browser as one deferred
+ * request (`Transport._defer`), which the browser sends if the page dies without a page event (a renderer crash, a
+ * tab killed in the background). It is replaced as messages are stored or sent, and taken back at every page exit
+ * before the hand-off (handoff.ts) sends, so a normal visit sends nothing twice. Where `fetchLater` is missing it
+ * does nothing: what waits leaves with the next page load, as before.
+ */
+export function createDeferral(d: DeferralDeps) {
+  // The deferred request with the browser, and the ids of the records it carries.
+  let pending: (Deferred & { ids: string[] }) | undefined;
+  // The page went away (`pagehide`): what this page defers now would leave with it and with the next load too.
+  let gone = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+
+  // Takes the request back; if the browser sent it already, its records leave the queue, as an accepted beacon's do.
+  const take = () => {
+    clearTimeout(timer);
+    timer = undefined;
+    if (pending) pending._sent() ? d._handoff._removed(pending.ids) : pending._abort();
+    pending = undefined;
+  };
+
+  const cover = (inflight: ReadonlyMap<string, boolean>) => {
+    take();
+    if (gone || !d._transport._defer) return;
+    // Over the quota (QuotaExceededError: other requests of the page to that origin, a `deferred-fetch` permissions
+    // policy that allows none, a long URL or referrer), or refused for another reason: cover fewer, the oldest first;
+    // the rest leaves with this page's own requests, or the next load.
+    let group = covered(d._queue._list(), inflight, BODY_OVERHEAD + d.writeKey.length);
+    for (; group.length; group = group.slice(0, group.length >> 1)) {
+      try {
+        // (`sentAt`: now, when it is handed over; the browser may send it later, after a crash)
+        const deferred = d._transport._defer(d.url, body(group.map((r) => r.message), new Date(), d.writeKey));
+        pending = { ...deferred, ids: group.map((r) => r.id) };
+        return;
+      } catch {
+        // (never into the page)
+      }
+    }
+  };
+
+  return {
+    /**
+     * Covers what waits now (`soon`: after this task, once for a burst of calls), but none of the requests in flight
+     * with keepalive; replaces the deferred request there was.
+     */
+    _cover(inflight: ReadonlyMap<string, boolean>, soon?: boolean) {
+      // (nothing to defer with, Firefox and WebKit: no timer on every call)
+      if (!d._transport._defer) return;
+      if (!soon) return cover(inflight);
+      timer ||= setTimeout(() => {
+        timer = undefined;
+        cover(inflight);
+      });
+    },
+
+    /**
+     * Takes the deferred request back (at a page exit, before the hand-off; at an erasure). `final` (`pagehide`):
+     * nothing more is deferred until the page is shown again.
+     */
+    _take(final?: boolean) {
+      take();
+      if (final) gone = true;
+    },
+
+    /** The page is shown again (or restored from the back/forward cache): it may defer again. */
+    _shown() {
+      gone = false;
+    },
+  };
+}
+
+/** The deferral's interface. */
+export type Deferral = ReturnType<typeof createDeferral>;
