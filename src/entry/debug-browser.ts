@@ -15,4 +15,6 @@ const chunk: LazyChunk = {
   plan: (load, plan, report) =>
     load<typeof createPlanCheck>('analytics.plan.min.js', '__PLAN_SRI__', 'svcAnalyticsPlan', (f) => typeof f == 'function').then((f) => f(plan, report)),
 };
-(window as Window & { svcAnalyticsDebug?: LazyChunk }).svcAnalyticsDebug = chunk;
+// (the page's window, with the property this chunk leaves on it)
+const page: Window & { svcAnalyticsDebug?: LazyChunk } = window;
+page.svcAnalyticsDebug = chunk;

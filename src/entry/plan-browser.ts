@@ -2,4 +2,6 @@
 // `plan` option, and reads the factory it leaves here when it has run.
 import { createPlanCheck } from '../plan/browser-check';
 
-(window as unknown as { svcAnalyticsPlan: typeof createPlanCheck }).svcAnalyticsPlan = createPlanCheck;
+// (the page's window, with the property this chunk leaves on it)
+const page: Window & { svcAnalyticsPlan?: typeof createPlanCheck } = window;
+page.svcAnalyticsPlan = createPlanCheck;

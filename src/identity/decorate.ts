@@ -25,7 +25,7 @@ export function decorateLinks(list: unknown, id: () => string | false | undefine
   const domains = list.map((d) => String(d).toLowerCase().replace(/^\./, ''));
   const resolve = (url: string) => new URL(url, document.baseURI);
   const listed = (u: URL) => u.host != location.host && domains.some((d) => ('.' + u.hostname).endsWith('.' + d));
-  const on = (e: Event) => {
+  const on = (e: Event & { submitter?: HTMLElement | null }) => {
     try {
       const t = e.target as Element;
       const v = id();
@@ -38,7 +38,7 @@ export function decorateLinks(list: unknown, id: () => string | false | undefine
         return;
       }
       // The button that submitted may name its own action and method (formaction, formmethod).
-      const by = (e as SubmitEvent).submitter;
+      const by = e.submitter;
       const [el, attr] = by?.hasAttribute('formaction') ? [by, 'formaction'] : [t, 'action'];
       const u = resolve(el.getAttribute(attr) || location.href);
       if (!listed(u)) return;

@@ -1,4 +1,4 @@
-import type { IdentityStorage, JSONObject } from '../message/types';
+import type { IdentityStorage, JSONObject, JSONValue } from '../message/types';
 import { groupTraits } from '../message/message';
 import { stringify } from '../message/validate';
 
@@ -51,7 +51,7 @@ function random(): number {
 }
 
 /** Reads a stored value that may be raw, URI-encoded, or JSON-encoded (analytics.js writes `"%22id%22"`). */
-export function decode(raw: string | null | undefined): any {
+export function decode(raw: string | null | undefined): unknown {
   if (raw == null || raw === '') return undefined;
   let s = raw;
   try {
@@ -139,18 +139,18 @@ export function createIdentity({ storage = 'cookie', cookie = {}, persist = true
       );
   };
   // Reading writes nothing.
-  const read = (names: typeof KEYS, key: Key): any => {
+  const read = (names: typeof KEYS, key: Key): unknown => {
     if (memory) return undefined;
     const v = useCookie && !OBJECT_KEYS.includes(key) ? attempt(() => decode(readCookie(document.cookie, names[key]))) : undefined;
     return v !== undefined ? v : attempt(() => decode(localStorage.getItem(names[key])));
   };
-  const store = (key: Key, value: any) => {
+  const store = (key: Key, value: JSONValue) => {
     // Always JSON (the analytics.js form), so an id such as "42" or "1e3" reads back as the same string.
     const s = value == null ? undefined : stringify(value);
     if (useCookie && !OBJECT_KEYS.includes(key)) attempt(() => (writeCookie(KEYS[key], s), server?._changed(domain)));
     if (ls) attempt(() => (s === undefined ? ls!.removeItem(KEYS[key]) : ls!.setItem(KEYS[key], s)));
   };
-  const write = (key: Key, value: any) => writable && store(key, value);
+  const write = (key: Key, value: JSONValue) => writable && store(key, value);
   // Removes a stored value wherever it may be, without probing: every candidate domain, and localStorage.
   const erase = (key: Key) => {
     if (memory) return;

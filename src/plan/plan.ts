@@ -32,7 +32,7 @@ const AUTOMATIC_PAGE = ['path', 'referrer', 'search', 'title', 'url'];
 const TOP = ['events', 'identify', 'group', 'page', 'unplannedEvents', '$defs', 'definitions', 'description'];
 const SECTIONS: Record<string, string> = { identify: 'traits', group: 'traits', page: 'properties' };
 
-const isObject = (v: unknown): v is Record<string, any> => !!v && typeof v == 'object' && !Array.isArray(v);
+const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v == 'object' && !Array.isArray(v);
 // Keys a writer may add anywhere: `$schema`, `$comment`, `x-owner`...
 const extra = (k: string) => k[0] == '$' || k.startsWith('x-');
 const loose = (name: string) => name.toLowerCase().replace(/[\s_-]+/g, '');

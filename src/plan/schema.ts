@@ -5,7 +5,43 @@
 // runs under a strict CSP (no eval, no new Function), in Node and in the browser alike.
 
 /** A JSON Schema (an object, or `true`/`false`). */
-export type Schema = boolean | { [keyword: string]: any };
+export type Schema = boolean | SchemaObject;
+
+/**
+ * A JSON Schema object as a checked plan holds it (`checkSchema`, src/plan/plan-schema.ts, refuses any other form of
+ * these keywords); any other key is the writer's own (`description`, `$comment`, `x-owner`...).
+ */
+export interface SchemaObject {
+  $ref?: string;
+  type?: string | string[];
+  enum?: unknown[];
+  const?: unknown;
+  properties?: Record<string, Schema>;
+  patternProperties?: Record<string, Schema>;
+  required?: string[];
+  additionalProperties?: Schema;
+  items?: Schema | Schema[];
+  prefixItems?: Schema[];
+  additionalItems?: Schema;
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  exclusiveMaximum?: number;
+  multipleOf?: number;
+  minLength?: number;
+  maxLength?: number;
+  minItems?: number;
+  maxItems?: number;
+  pattern?: string;
+  format?: string;
+  not?: Schema;
+  allOf?: Schema[];
+  anyOf?: Schema[];
+  oneOf?: Schema[];
+  $defs?: Record<string, Schema>;
+  definitions?: Record<string, Schema>;
+  [keyword: string]: unknown;
+}
 
 /** One place where a value does not satisfy its schema: a JSON pointer into the value, and what was expected. */
 export interface SchemaFailure {
@@ -16,13 +52,13 @@ export interface SchemaFailure {
 /** Looks up a `$ref` (`#/$defs/Name`); undefined when it names nothing. */
 export type Refs = (ref: string) => Schema | undefined;
 
-const TYPES: Record<string, (v: any) => boolean> = {
+const TYPES: Record<string, (v: unknown) => boolean> & { object(v: unknown): v is { [key: string]: unknown } } = {
   string: (v) => typeof v == 'string',
   number: (v) => typeof v == 'number' && isFinite(v),
   integer: Number.isInteger,
   boolean: (v) => typeof v == 'boolean',
   null: (v) => v === null,
-  object: (v) => !!v && typeof v == 'object' && !Array.isArray(v),
+  object: (v): v is { [key: string]: unknown } => !!v && typeof v == 'object' && !Array.isArray(v),
   array: Array.isArray,
 };
 
@@ -81,13 +117,13 @@ export function validate(schema: Schema, value: unknown, at: string, refs: Refs,
   if ('const' in s && !same(s.const, value)) fail(`${shown(s.const)}, got ${shown(value)}`);
   if (typeof value == 'number') numberKeywords(s, value, fail);
   if (typeof value == 'string') stringKeywords(s, value, fail);
-  if (TYPES.object(value)) objectKeywords(s, value as Record<string, unknown>, at, refs, out);
+  if (TYPES.object(value)) objectKeywords(s, value, at, refs, out);
   if (Array.isArray(value)) arrayKeywords(s, value, at, refs, out);
   combinators(s, value, at, refs, out);
   return out;
 }
 
-function numberKeywords(s: Record<string, any>, v: number, fail: (expected: string) => void) {
+function numberKeywords(s: SchemaObject, v: number, fail: (expected: string) => void) {
   const got = ', got ' + v;
   if (typeof s.minimum == 'number' && v < s.minimum) fail(`a number of at least ${s.minimum}` + got);
   if (typeof s.maximum == 'number' && v > s.maximum) fail(`a number of at most ${s.maximum}` + got);
@@ -96,7 +132,7 @@ function numberKeywords(s: Record<string, any>, v: number, fail: (expected: stri
   if (typeof s.multipleOf == 'number' && s.multipleOf > 0 && !Number.isInteger(v / s.multipleOf)) fail(`a multiple of ${s.multipleOf}` + got);
 }
 
-function stringKeywords(s: Record<string, any>, v: string, fail: (expected: string) => void) {
+function stringKeywords(s: SchemaObject, v: string, fail: (expected: string) => void) {
   // Length in code points, as JSON Schema counts it.
   const length = [...v].length;
   const got = ', got ' + shown(v);
@@ -106,7 +142,7 @@ function stringKeywords(s: Record<string, any>, v: string, fail: (expected: stri
   if (typeof s.format == 'string' && FORMATS[s.format] && !FORMATS[s.format](v)) fail(`${a(s.format)}` + got);
 }
 
-function objectKeywords(s: Record<string, any>, v: Record<string, unknown>, at: string, refs: Refs, out: SchemaFailure[]) {
+function objectKeywords(s: SchemaObject, v: Record<string, unknown>, at: string, refs: Refs, out: SchemaFailure[]) {
   const properties: Record<string, Schema> = TYPES.object(s.properties) ? s.properties : {};
   const has = (k: string) => Object.prototype.hasOwnProperty.call(v, k);
   if (Array.isArray(s.required)) for (const k of s.required) if (!has(k)) out.push({ pointer: pointerTo(at, k), expected: 'a value (required by the plan), got nothing' });
@@ -124,7 +160,7 @@ function objectKeywords(s: Record<string, any>, v: Record<string, unknown>, at: 
   }
 }
 
-function arrayKeywords(s: Record<string, any>, v: unknown[], at: string, refs: Refs, out: SchemaFailure[]) {
+function arrayKeywords(s: SchemaObject, v: unknown[], at: string, refs: Refs, out: SchemaFailure[]) {
   const got = ', got ' + v.length;
   if (typeof s.minItems == 'number' && v.length < s.minItems) out.push({ pointer: at, expected: `at least ${s.minItems} item(s)` + got });
   if (typeof s.maxItems == 'number' && v.length > s.maxItems) out.push({ pointer: at, expected: `at most ${s.maxItems} item(s)` + got });
@@ -137,10 +173,10 @@ function arrayKeywords(s: Record<string, any>, v: unknown[], at: string, refs: R
   });
 }
 
-function combinators(s: Record<string, any>, v: unknown, at: string, refs: Refs, out: SchemaFailure[]) {
+function combinators(s: SchemaObject, v: unknown, at: string, refs: Refs, out: SchemaFailure[]) {
   if (s.not !== undefined && !validate(s.not, v, at, refs, []).length) out.push({ pointer: at, expected: `no value matching the plan's "not", got ${shown(v)}` });
   if (Array.isArray(s.allOf)) for (const sub of s.allOf) validate(sub, v, at, refs, out);
-  for (const key of ['anyOf', 'oneOf']) {
+  for (const key of ['anyOf', 'oneOf'] as const) {
     if (!Array.isArray(s[key])) continue;
     const results = s[key].map((sub: Schema) => validate(sub, v, at, refs, []));
     const passed = results.filter((r: SchemaFailure[]) => !r.length).length;
