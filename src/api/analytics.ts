@@ -8,7 +8,7 @@ import { createIdentity, uuid } from '../identity/identity';
 import { startLink, type LinkTools } from '../identity/link';
 import { serverCookies } from '../identity/server-cookies';
 import { createGate } from '../privacy/gate';
-import { clearStored } from '../delivery/queue';
+import { clearStored, overBounds } from '../delivery/queue';
 import { startDelivery, type Delivery } from '../delivery/start';
 import { clearNote } from '../delivery/exit-note';
 import { trackPageViews } from '../extend/pageviews';
@@ -111,7 +111,7 @@ export function createAnalytics(stages: {
       identity,
       categories: Array.isArray(consent.categories) ? consent.categories.map(String) : undefined,
       respectGPC: options.respectGPC,
-      bounds: settings.bounds,
+      overBounds: (count, bytes) => overBounds(settings.bounds, count, bytes),
       report,
       full: guard.full.add,
       opened(held) {

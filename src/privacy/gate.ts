@@ -1,7 +1,6 @@
 import type { AnalyticsError, Message, MessageType } from '../message/types';
 import type { BuiltMessage } from '../message/message';
 import type { Identity } from '../identity/identity';
-import { overBounds, type QueueBounds } from '../delivery/queue';
 import { analyticsError } from '../message/errors';
 import { byteLength, MESSAGE_LIMIT, stringify } from '../message/validate';
 import { freeze } from '../message/context';
@@ -15,8 +14,8 @@ export interface GateDeps {
   categories?: string[];
   /** The `respectGPC` load option. */
   respectGPC?: boolean;
-  /** The queue's bounds: held messages count against them too. */
-  bounds: QueueBounds;
+  /** Whether `count` messages of `bytes` pass the queue's bounds (delivery/records.ts): held ones count against them too. */
+  overBounds(count: number, bytes: number): boolean;
   report(error: AnalyticsError): void;
   /** Hears of each call refused because the queue (here: what is held) is full. */
   full(ids: string[]): void;
@@ -123,7 +122,7 @@ export function createGate(d: GateDeps) {
         d.report(error);
         return error;
       }
-      if (overBounds(d.bounds, held.list.length, held.bytes + built.bytes)) {
+      if (d.overBounds(held.list.length, held.bytes + built.bytes)) {
         d.full([id]);
         return analyticsError('queue_full', 'the queue is full', [id]);
       }
