@@ -72,8 +72,8 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
     const instance = d.instance();
     if (!instance && typeof window == 'undefined') return [guard.refuse(analyticsError('not_loaded', 'svc-analytics runs in a browser only'), callback), false];
     // The page and time of the call itself, also for a call that waits for `load`.
-    const page: RecordedPage = [location.href, document.title, document.referrer];
-    const at = site || { page, time: Date.now() };
+    // (read only for a call made now: a replayed call brings its own)
+    const at: CallSite = site || { page: [location.href, document.title, document.referrer], time: Date.now() };
     if (!instance) return [handled(new Promise((res, rej) => waitingForLoad.push(() => invoke(type, args, at).then(res, rej)))), true];
     const { gate, identity } = instance;
     // Refused before anything is built: nothing of it is kept.
