@@ -272,11 +272,14 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
 
     /** Keeps this tab's own records only (after a bfcache restore, another tab may have adopted some). */
     async _reconcile(): Promise<void> {
+      // Only records stored before the read can be missing from it: one added meanwhile (a call made as the page is
+      // restored) is written after it, and no other tab has seen it.
+      const before = records.slice();
       await writer._flushed();
       const stored = (await persist((idb) => values<QueueRecord>(idb))) as QueueRecord[] | undefined;
       if (!stored) return;
       const mineInStore = new Set(stored.filter((r) => r.owner == owner).map((r) => r.id));
-      takeOut(records.filter((r) => !mineInStore.has(r.id)).map((r) => r.id));
+      takeOut(before.filter((r) => !mineInStore.has(r.id)).map((r) => r.id));
     },
   };
 }
