@@ -5,13 +5,13 @@ import type { PrivacyGate } from '../privacy/gate';
 import type { Hints } from '../message/context';
 import type { Transforms } from '../extend/transforms';
 import type { PageGuard } from './guard';
-import type { PageFacts } from './page-context';
+import { readPage, type PageFacts } from './page-context';
 import type { PlanCheck } from '../plan/browser-check';
 import type { CallSite, RecordedPage } from './types';
 import { analyticsError, describe } from '../message/errors';
 import { normalise } from '../message/call';
 import { monotonicUlid } from '../message/ulid';
-import { buildMessage, checkMessage, type BuiltMessage } from '../message/message';
+import { checkMessage, draft, measure, type BuiltMessage, type Draft } from '../message/message';
 import { copyJSON } from '../message/validate';
 
 /** The parts of an instance that exist once `load` ran: what a call is made of and where it goes. */
@@ -50,6 +50,7 @@ const isAnalyticsError = (e: unknown): e is AnalyticsError => e instanceof Error
 
 // A promise the page may ignore: a rejection it never looks at is no unhandled rejection (`await` still throws).
 const handled = <T>(p: Promise<T>) => (p.catch(() => {}), p);
+const resolved = Promise.resolve();
 
 /**
  * The call pipeline: call → message (context, validation) → source middleware and plugins, in call order → the
@@ -64,6 +65,8 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
   let inOrder: Promise<unknown> = Promise.resolve();
   // URL of the last page message queued, so an automatic page view never repeats a page() the site made itself.
   let pagedUrl: string | undefined;
+  // Calls whose message waits for the end of the page's current script (see `start`).
+  let deferred = 0;
 
   /** Runs a call: its outcome, and whether it goes on after this returns (see `Started`). */
   function start(type: MessageType, args: unknown[], site?: CallSite): Started {
@@ -73,16 +76,16 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
     if (!instance && typeof window == 'undefined') return [guard.refuse(analyticsError('not_loaded', 'svc-analytics runs in a browser only'), callback), false];
     // The page and time of the call itself, also for a call that waits for `load`.
     // (read only for a call made now: a replayed call brings its own)
-    const at: CallSite = site || { page: [location.href, document.title, document.referrer], time: Date.now() };
+    const at: CallSite = site || { page: readPage(), time: Date.now() };
     if (!instance) return [handled(new Promise((res, rej) => waitingForLoad.push(() => invoke(type, args, at).then(res, rej)))), true];
     const { gate, identity } = instance;
     // Refused before anything is built: nothing of it is kept.
     const closed = gate.shut(type);
     if (closed) return [guard.refuse(closed, callback, true), false];
-    let built: BuiltMessage | AnalyticsError;
+    let drafted: Draft | AnalyticsError;
     try {
       const { page, context, contextBytes } = instance.context(at.page, instance.hints, gate.preferences());
-      built = buildMessage({
+      drafted = draft({
         type,
         call: normalise(type, args),
         visitor: { anonymousId: identity.anonymousId(), userId: identity.userId(), traits: identity.traits(), groupId: identity.groupId(), groupTraits: identity.groupTraits() },
@@ -94,21 +97,20 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
         time: at.time,
       });
     } catch (e) {
-      built = isAnalyticsError(e) ? e : analyticsError('invalid_arguments', String(e));
+      drafted = isAnalyticsError(e) ? e : analyticsError('invalid_arguments', String(e));
     }
-    if (built instanceof Error) return [guard.refuse(built, callback), false];
-    const { message } = built;
+    if (drafted instanceof Error) return [guard.refuse(drafted, callback), false];
+    const { message } = drafted;
     if (type == 'page') pagedUrl = message.properties!.url;
     // What persists is the call's sanitised data (a cycle or a function never reaches storage), before source
     // middleware and plugins change what is sent, as analytics.js.
     if (type == 'identify') identity.identify(message.userId, message.traits!);
     if (type == 'group') identity.group(message.groupId!, message.traits!);
-    if (!transforms.active()) return [store(instance, type, built, callback), false];
-    // Source middleware and plugins see the message first; what they pass on is checked again, then queued, unless
-    // what was stored was erased meanwhile (an opt-out, a denial: even if reversed since, this message goes too).
+    // What is stored was erased meanwhile (an opt-out, a denial: even if reversed since)? Then this message is not
+    // stored either (see `finish`).
     const mark = gate.mark();
-    const finish = (out: Message | AnalyticsError) => {
-      const checked = out instanceof Error ? out : checkMessage(message, out);
+    const finish = (out: Message | AnalyticsError, built?: BuiltMessage) => {
+      const checked = out instanceof Error ? out : built || checkMessage(message, out);
       const erased = gate.erasedSince(mark, type, message.messageId);
       if (erased) return guard.refuse(erased, callback, true);
       // (built before a decision that came meanwhile: it carries it)
@@ -116,24 +118,44 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
       // (a middleware or plugin that threw was reported where it ran; one that dropped the message is not an error)
       return guard.refuse(checked, callback, out instanceof Error);
     };
-    let out: Message | AnalyticsError | Promise<Message | AnalyticsError>;
-    try {
-      out = transforms.run(message);
-    } catch (e) {
-      // (a page object read outside its function: a getter of a payload that throws)
-      out = analyticsError('middleware_error', `a source middleware or plugin passed on what cannot be read: ${describe(e)}`, [message.messageId]);
-      guard.report(out);
-    }
-    // Every step answered at once, and no earlier message is still on its way: queued now.
-    if (!(out instanceof Promise) && !transforming) return [finish(out), false];
-    // Otherwise queued in call order, after every earlier message that a middleware or plugin still has.
-    transforming++;
-    const turn = inOrder.then(() => out);
-    const result = handled(turn.then(finish));
-    // (runs after `finish`: the next message's turn comes once this one is queued)
-    const done = () => void transforming--;
-    inOrder = turn.then(done, done);
-    return [result, true];
+    // The message is measured; source middleware and plugins see it, and what they pass on is checked again; then it
+    // is stored.
+    const rest = (): Started => {
+      const built = measure(drafted);
+      if (built instanceof Error) return [guard.refuse(built, callback), false];
+      if (!transforms.active()) return [finish(message, built), false];
+      let out: Message | AnalyticsError | Promise<Message | AnalyticsError>;
+      try {
+        out = transforms.run(message);
+      } catch (e) {
+        // (a page object read outside its function: a getter of a payload that throws)
+        out = analyticsError('middleware_error', `a source middleware or plugin passed on what cannot be read: ${describe(e)}`, [message.messageId]);
+        guard.report(out);
+      }
+      // Every step answered at once, and no earlier message is still on its way: queued now.
+      if (!(out instanceof Promise) && !transforming) return [finish(out), false];
+      // Otherwise queued in call order, after every earlier message that a middleware or plugin still has.
+      transforming++;
+      const turn = inOrder.then(() => out);
+      // (runs after `finish`: the next message's turn comes once this one is queued)
+      const done = () => void transforming--;
+      inOrder = turn.then(done, done);
+      return [handled(turn.then(finish)), true];
+    };
+    // With middleware or plugins, at once (one that answers at once queues the message before the call returns). Without,
+    // once the page's current script is done (a microtask: the page's code goes on sooner, and the message is queued
+    // before any other task runs, so before the page could end), and so is every call after it until then (call order).
+    if (transforms.active() && !deferred) return rest();
+    deferred++;
+    return [
+      handled(
+        resolved.then(() => {
+          deferred--;
+          return rest()[0];
+        }),
+      ),
+      false,
+    ];
   }
 
   // Stores a message (the gate was checked by `start`; an opt-out or denial while a middleware had it, by `finish`):

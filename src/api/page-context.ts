@@ -5,6 +5,17 @@ import { buildContext, freeze, pageContext, type Environment, type Hints } from 
 import { connectionType } from '../message/environment';
 import { byteLength, stringify } from '../message/validate';
 
+// Document's own getters of the page facts, taken at the first call (a server has no Document): faster than
+// `location.href` (which serialises the URL anew on each read) and never shadowed by an element named `URL`, `title`
+// or `referrer` (DOM clobbering). (A DOM without them, such as happy-dom's, is read through `document`.)
+let getters: (() => string)[] | undefined;
+
+/** The page of a call made now: its URL, title and referrer. */
+export const readPage = () =>
+  (getters ||= (['URL', 'title', 'referrer'] as const).map((k) => Object.getOwnPropertyDescriptor(Document.prototype, k)?.get || (() => document[k]))).map((get) =>
+    get.call(document),
+  ) as RecordedPage;
+
 /** The automatic context of a call's page, and its size. */
 export interface PageFacts {
   page: PageContext;

@@ -58,13 +58,28 @@ export function groupTraits(stored: { groupId?: string | null; groupTraits?: JSO
 }
 
 /**
- * Turns a normalised call into the message the API receives; pure. The caller's data is copied as plain JSON data
+ * A message built but not yet measured (see `measure`): `contextBytes` when its context is the shared automatic one,
+ * measured once.
+ */
+export interface Draft {
+  message: Message;
+  contextBytes?: number;
+}
+
+/** `draft` then `measure`: the message, measured, or why the API would refuse it. */
+export function buildMessage(parts: MessageParts): BuiltMessage | AnalyticsError {
+  const d = draft(parts);
+  return d instanceof Error ? d : measure(d);
+}
+
+/**
+ * Turns a normalised call into the message the API receives (to be measured by `measure`); pure. The caller's data is copied as plain JSON data
  * (a snapshot: changing the objects after the call changes nothing) and checked against what the API accepts
  * (spec 000 sections 2.3-2.5 and 8): `properties`, `traits` and `context` are objects, `integrations` maps names to
  * booleans, the timestamp is an ISO 8601 date-time, and the whole is at most 32 KB. Returns the error instead of
  * throwing (a getter or `toJSON` of the page that throws becomes `invalid_payload`).
  */
-export function buildMessage(parts: MessageParts): BuiltMessage | AnalyticsError {
+export function draft(parts: MessageParts): Draft | AnalyticsError {
   const { type, visitor, page } = parts;
   const { fields, options } = parts.call;
   let ts: string | undefined, clean: JSONObject, callContext: JSONValue | undefined, callIntegrations: JSONValue | undefined;
@@ -112,14 +127,27 @@ export function buildMessage(parts: MessageParts): BuiltMessage | AnalyticsError
     integrations,
   };
   // Without a context of the call's own, messages share the automatic context, which the caller freezes (see
-  // `freeze`: none can change another's). `context` comes last: serialised, the message is `rest` with
-  // `,"context":{...}` before its closing brace, so a context measured once is not serialised again.
+  // `freeze`: none can change another's).
   const context = merge(automatic, callContext);
-  const shared = context == parts.context;
-  const quick = shared && parts.contextBytes != null ? byteLength(stringify(rest)) + 11 + parts.contextBytes : 0;
   const message = rest as Message;
   message.context = context;
-  const bytes = quick || byteLength(stringify(message));
+  return { message, contextBytes: context == parts.context ? parts.contextBytes : undefined };
+}
+
+/**
+ * A drafted message with its serialised size in bytes, or `message_too_large` over the 32 KB limit. `context` comes
+ * last: serialised, the message is the rest with `,"context":{...}` before its closing brace, so a context measured
+ * once is not serialised again (the rest is measured with `context` undefined, which JSON leaves out).
+ */
+export function measure({ message, contextBytes }: Draft): BuiltMessage | AnalyticsError {
+  let bytes: number;
+  if (contextBytes == null) bytes = byteLength(stringify(message));
+  else {
+    const { context } = message;
+    message.context = undefined!;
+    bytes = byteLength(stringify(message)) + 11 + contextBytes;
+    message.context = context;
+  }
   if (bytes > MESSAGE_LIMIT) return tooLarge([message.messageId], bytes);
   return { message, bytes };
 }

@@ -184,6 +184,7 @@ function serialise(v: JSONValue): string {
   if (v === null || typeof v != 'object') return '' + v;
   if (isArray(v)) return '[' + v.map(serialise).join(',') + ']';
   let s = '';
-  for (const k of ownKeys(v)) s += (s ? ',' : '') + quote(k) + ':' + serialise(v[k]);
+  // (a key holding undefined is left out, as JSON.stringify does)
+  for (const k of ownKeys(v)) if (v[k] !== undefined) s += (s ? ',' : '') + quote(k) + ':' + serialise(v[k]);
   return '{' + s + '}';
 }
