@@ -8,6 +8,7 @@ import { createTransforms } from '../extend/transforms';
 import type { LinkTools } from '../identity/link';
 import type { PlanCheck } from '../plan/browser-check';
 import type { AnalyticsError } from '../message/types';
+import { scriptUrl } from './trusted-types';
 
 /** Loads a chunk that lives next to the bundle, as the bundle loads its own (see `script` below). */
 export type ChunkLoader = <T>(file: string, sri: string, name: string, ok: (c: any) => unknown) => Promise<T>;
@@ -48,7 +49,7 @@ const script: ChunkLoader = (file, sri, name, ok) =>
     if (!src) return failed('no script URL to load it from');
     const s = document.createElement('script');
     // the bundle's file name replaced, its query kept (a version or a signature)
-    s.src = src.replace(/[^/?#]*(?=[?#]|$)/, file);
+    s.src = scriptUrl(src.replace(/[^/?#]*(?=[?#]|$)/, file)); // (through the Trusted Types policy: ./trusted-types)
     s.nonce = self.nonce;
     if (self.integrity) (s.integrity = sri), (s.crossOrigin = self.crossOrigin);
     s.onload = () => {

@@ -1,17 +1,20 @@
 // The loader stub a site pastes inline (dist/snippet.min.js). No imports: it has its own tiny build.
 // It records each call as [method, args, [url, title, referrer], time, page id, seq] on the `analytics` array, and
 // `load` inserts the bundle, which replays the calls in order and replaces this stub.
+// (Written for its size: at most 1,000 bytes minified, CONTRACT section 1. Its state is in the parameters, which are
+// set once, before the body runs: `unwritten`, the calls on the array from this index on are not written yet, see
+// `write`; `a`, what the page has at `window.analytics`, then the stub; `page`, set in the body.)
 declare const __CDN_URL__: string;
 declare const __BUFFER_KEY__: string;
-// (`unwritten`: the calls on the array from this index on are not written yet, see `write`)
-((w: any, d: Document, unwritten = 0) => {
-  const a = (w.analytics = w.analytics || []);
-  if (a.VERSION || a.invoked) return; // the bundle took over already, or the snippet ran twice
-  a.invoked = 1;
+((
+  w: any,
+  d: Document,
+  unwritten = 0,
+  a = w.analytics,
   // Kept now: under a strict CSP the bundle's <script> needs the nonce of the script that pasted us.
-  const nonce = d.currentScript?.nonce;
-  // This page's id: its calls in the shared buffer carry it (see src/buffer.ts).
-  const page = (a.pid = Math.random());
+  nonce = d.currentScript?.nonce,
+  // Taken now: a page may replace it later.
+  atEndOfTask = queueMicrotask,
   // Writes the calls of the task that ends in one read and one write of the buffer, instead of one per call: a page
   // is left between tasks, never inside one, so they are stored before a page that ends before the bundle arrives
   // is gone, where that page's bundle or a later page's finds them. The buffer keeps the last 100 calls of all pages.
@@ -21,36 +24,44 @@ declare const __BUFFER_KEY__: string;
   // A write that fails (storage full) loses that task's calls from the buffer only, as a failed write of one call did
   // (the bundle still has them in memory); a buffer that cannot be read (storage blocked, not JSON) leaves `unwritten`
   // where it was, so no later call of the page queues a write that would fail alike.
-  const write = () => {
-    if (!a.c)
-      try {
-        // (the calls are taken, and `unwritten` moved, before JSON.stringify calls a toJSON of the page, which may
-        // make a call: that one queues the next write)
-        localStorage[__BUFFER_KEY__] = JSON.stringify([...JSON.parse(localStorage[__BUFFER_KEY__] || '[]'), ...a.slice(unwritten, (unwritten = a.length))].slice(-100));
-      } catch {}
-  };
-  // Taken now: a page may replace it later.
-  const atEndOfTask = queueMicrotask;
-  const rec =
+  // (`l`: localStorage, read once per write; the calls are taken, and `unwritten` moved, before JSON.stringify calls
+  // a toJSON of the page, which may make a call: that one queues the next write)
+  write = (l?: any) => {
+    try {
+      a.c || ((l = localStorage)[__BUFFER_KEY__] = JSON.stringify([...JSON.parse(l[__BUFFER_KEY__] || '[]'), ...a.slice(unwritten, (unwritten = a.length))].slice(-100)));
+    } catch {}
+  },
+  // Records a call and returns the stub; the first call not written yet queues the write of its task.
+  rec =
     (m: string) =>
-    (...args: unknown[]) => {
-      // The first call not written yet queues the write of its task.
-      if (a.push([m, args, [location.href, d.title, d.referrer], Date.now(), page, a.length]) <= unwritten + 1) atEndOfTask(write);
-      return a;
-    };
-  // Every method of analytics.js's snippet too, so a site's code written for it runs unchanged before the bundle comes.
-  'identify track page screen group alias reset setAnonymousId ready flush on off once debug user pageview trackLink trackClick trackForm trackSubmit addSourceMiddleware addDestinationMiddleware addIntegrationMiddleware register consent optOut optIn'
+    (...args: unknown[]) => (a.push([m, args, [location.href, d.title, d.referrer], +new Date(), page, a.length]) - unwritten < 2 && atEndOfTask(write), a),
+  // This page's id: its calls in the shared buffer carry it (see src/api/buffer.ts).
+  page?: number,
+) => {
+  // The stub ran already (`invoked`: ours, or analytics.js's), or the bundle took over (its `VERSION` is a string):
+  // nothing to do. Anything else there is not ours and is replaced (security-3 L2): nothing, or an element named
+  // `analytics` (`<a id="analytics">`, `<img name="analytics">`, a collection of them, whose `push` would throw into the
+  // page and whose named children can fake `invoked` or `VERSION`, but never as a number or a string), or an
+  // `<iframe name="analytics">` whose window may be of another origin (reading a property throws).
+  try {
+    if (a.invoked > 0 || a.VERSION === a.VERSION + '') return;
+  } catch {}
+  if (!Array.isArray(a)) a = w.analytics = [];
+  a.invoked = 1;
+  page = a.pid = Math.random();
+  // Every method of analytics.js's snippet too, so a site's code written for it runs unchanged before the bundle comes;
+  // the first two are namespaces: every helper of them (analytics.ecommerce.orderCompleted, ...) without listing them,
+  // through a Proxy.
+  'ecommerce semantic identify track page screen group alias reset setAnonymousId ready flush on off once debug user pageview trackLink trackClick trackForm trackSubmit addSourceMiddleware addDestinationMiddleware addIntegrationMiddleware register consent optOut optIn'
     .split(' ')
-    .forEach((m) => (a[m] = rec(m)));
-  // Every helper of a namespace (analytics.ecommerce.orderCompleted, ...) without listing them: a Proxy.
-  ['ecommerce', 'semantic'].forEach((n) => (a[n] = new Proxy({}, { get: (_, k) => rec(n + '.' + String(k)) })));
+    .map((m, i) => (a[m] = i < 2 ? new Proxy({}, { get: (_, k) => rec(m + '.' + String(k)) }) : rec(m)));
   a.load = (key: string, o?: { cdnUrl?: string; consent?: unknown }) => {
     a.c = o?.consent;
     rec('load')(key, o);
     // (a script element inserted by script is async: https://html.spec.whatwg.org/multipage/scripting.html#script-force-async)
-    const s = d.createElement('script');
+    let s = d.createElement('script');
     s.src = o?.cdnUrl || __CDN_URL__;
-    if (nonce) s.nonce = nonce;
+    s.nonce = nonce || '';
     d.head.append(s);
   };
 })(window, document);

@@ -285,5 +285,21 @@ describe('snippet', () => {
       expect(calls().filter((c) => c[0] == 'load')).toHaveLength(1);
       expect(calls().filter((c) => c[0] == 'page')).toHaveLength(1);
     });
+
+    it('runs over an element named analytics whose children are named invoked and VERSION (security-3 L2), and not over the library', () => {
+      // (what a browser gives for <form id="analytics"><input name="invoked">...: happy-dom has no named access on forms)
+      const form = document.createElement('form');
+      for (const n of ['invoked', 'VERSION', 'load']) (form as any)[n] = form.appendChild(Object.assign(document.createElement('input'), { name: n, value: '1' }));
+      w.analytics = form;
+      expect(() => run(snippet({ writeKey: 'key' }))).not.toThrow();
+      expect(Array.isArray(w.analytics)).toBe(true);
+      expect(scripts).toHaveLength(1);
+      expect(calls().map((c) => c[0])).toEqual(['load', 'page']);
+      const lib = { VERSION: '1.0.0', load: () => (lib as any).loaded++, loaded: 0 };
+      w.analytics = lib;
+      run(snippet({ writeKey: 'key' }));
+      expect(w.analytics).toBe(lib);
+      expect(lib.loaded).toBe(0);
+    });
   });
 });

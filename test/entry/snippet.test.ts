@@ -151,6 +151,59 @@ describe('the stub (src/entry/snippet.ts)', () => {
   });
 });
 
+/** Runs the stub on this window with `value` at `window.analytics` (as the page had it); returns what is there then. */
+async function stubOver(value: unknown) {
+  w.analytics = value;
+  vi.resetModules();
+  await import('../../src/entry/snippet');
+  return w.analytics;
+}
+
+describe('what the page has at window.analytics (security-3 L2: DOM clobbering)', () => {
+  const elementWith = (names: string[]) => {
+    const form = document.createElement('form');
+    for (const n of names) form.append(Object.assign(document.createElement('input'), { name: n, value: '5' }));
+    document.body.append(form);
+    return form;
+  };
+  afterEach(() => (document.body.innerHTML = ''));
+
+  for (const [label, value] of [
+    ['an element (<img name="analytics">)', () => document.createElement('img')],
+    ['an element whose children are named invoked, VERSION and push', () => elementWith(['invoked', 'VERSION', 'push', 'pid'])],
+    ['a collection (two <a id="analytics">)', () => document.getElementsByTagName('a')],
+    ['a window whose properties cannot be read (an <iframe> of another origin)', () => new Proxy({}, { get: () => throwing('SecurityError') })],
+    ['an object that is not the library', () => ({ VERSION: 1 })],
+    ['null', () => null],
+  ] as const) {
+    it(`${label} is replaced by the stub, which records and writes`, async () => {
+      const a = await stubOver(value());
+      expect(Array.isArray(a)).toBe(true);
+      expect(a.invoked).toBe(1);
+      expect(a.track('After Clobber')).toBe(a);
+      a.ecommerce.orderCompleted({ order_id: '1' });
+      await endOfTask();
+      expect(stored().map((c) => c[0])).toEqual(['track', 'ecommerce.orderCompleted']);
+    });
+  }
+
+  it('the library (a VERSION string) and a stub that ran already are kept as they are', async () => {
+    const lib = { VERSION: '1.0.0', track: () => 'real' };
+    expect(await stubOver(lib)).toBe(lib);
+    expect(lib.track()).toBe('real');
+    const first = await stub();
+    first.track('First');
+    const pid = first.pid;
+    expect(await stubOver(first)).toBe(first);
+    expect(first.pid).toBe(pid);
+    expect(first.length).toBe(1);
+    // analytics.js's stub (`invoked = true`) too
+    const other = Object.assign([], { invoked: true });
+    expect(await stubOver(other)).toBe(other);
+    expect((other as any).track).toBeUndefined();
+  });
+});
+
 describe('the stub and the bundle in the same task (takeOverBuffer before the stub writes)', () => {
   it('the bundle takes the calls still pending in memory, and the stub does not write them back', async () => {
     const a = await stub();

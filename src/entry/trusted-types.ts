@@ -1,0 +1,25 @@
+// Trusted Types (security-3 L11): under a CSP `require-trusted-types-for 'script'`, assigning a string to a script's
+// `src` throws in Chromium, so the bundle could not load its chunks. Their URLs go through the library's policy,
+// 'svc-analytics', which a site that requires Trusted Types allows with `trusted-types svc-analytics` (README, CSP).
+// The loader stub has no room for a policy (1,000 bytes, CONTRACT section 1): it assigns the bundle's URL as a string,
+// which such a site passes with a `default` policy, or it loads the bundle with a <script> tag (README).
+
+/** The little the bundle uses of `window.trustedTypes` (no DOM typings for it). */
+interface ScriptUrlPolicy {
+  createScriptURL(url: string): unknown;
+}
+
+// Created once, on the first chunk (a name can be created once per page, unless the CSP allows duplicates), and kept
+// here only: no page script can use it. Where it cannot be created (no Trusted Types, or a CSP that does not allow
+// the name), URLs stay strings, as before (and the next chunk tries again).
+let policy: ScriptUrlPolicy | undefined;
+
+/** `url` as a script's `src` takes it: a TrustedScriptURL of the library's policy where it can be created, else the string. */
+export const scriptUrl = (url: string): string => {
+  try {
+    // (a TrustedScriptURL: the `src` setter takes it as it is; typed as the string it stands for)
+    return (policy ||= (window as any).trustedTypes.createPolicy('svc-analytics', { createScriptURL: String }) as ScriptUrlPolicy).createScriptURL(url) as string;
+  } catch {
+    return url;
+  }
+};
