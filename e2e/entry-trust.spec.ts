@@ -121,6 +121,23 @@ for (const [label, element] of [
   });
 }
 
+test('elements named title, referrer and URL change no page fact of a message (read through Document.prototype)', async ({ page, site, collector }) => {
+  const html = `<!doctype html><html><head><meta charset="utf-8"><title>Real Title</title></head><body>
+    <img name="title" src="data:,"><form name="referrer"></form><img name="URL" src="data:,">
+    <script>window.__clobbered = document.title instanceof Element && document.referrer instanceof Element && document.URL instanceof Element;
+      const s = document.createElement('script');
+      s.src = '/dist/analytics.min.js';
+      s.onload = () => { ${LOAD} analytics.track('Clobbered Facts'); };
+      document.head.appendChild(s);</script></body></html>`;
+  await serve(page, site, '/trust-facts.html', html);
+  await ready(page);
+  // (the named elements do shadow document's own properties here)
+  expect(await page.evaluate(() => (window as any).__clobbered)).toBe(true);
+  const [m] = await collector.waitFor(1, { event: 'Clobbered Facts' });
+  expect(m.context.page).toMatchObject({ title: 'Real Title', path: '/trust-facts.html', url: expect.stringMatching(/\/trust-facts\.html/) });
+  expect(m.context.page.referrer).not.toMatch(/object/i);
+});
+
 test('L2: a chunk that does not define svcAnalyticsDebug is refused even when an element is named so', async ({ page, site, collector }) => {
   await page.route(CHUNK, (route) => route.fulfill({ status: 200, headers: { 'Content-Type': 'text/javascript' }, body: 'window.__ranChunk = 1;' }));
   await serve(
