@@ -68,7 +68,8 @@ const ts = () => typescript({ tsconfig: './tsconfig.json', declaration: false, n
 const min = (extra = {}) =>
   terser({
     ecma: 2020,
-    compress: { passes: 3, pure_getters: true, unsafe_arrows: true },
+    // (hoist_funs and 5 passes: 52 B brotli fewer in the bundle than the defaults and 3 passes)
+    compress: { passes: 5, hoist_funs: true, pure_getters: true, unsafe_arrows: true },
     mangle: { properties: { regex: /^_/ } },
     format: { comments: false },
     ...extra,
