@@ -166,7 +166,7 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
 
   return {
     /** Removes every record, this tab's and other tabs', from memory and IndexedDB (consent withdrawn, opt-out). */
-    clear() {
+    _clear() {
       for (const r of takeOut(records.map((r) => r.id))) removed.add(r);
       for (const r of handedOut.values()) removed.add(r);
       handedOut.clear();
@@ -181,7 +181,7 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
      * transaction per burst of calls). A record that would pass a bound is refused: the `queue_full` error is
      * returned at once, and what was queued is never dropped to make room.
      */
-    add(record: QueueRecord): Promise<void> | AnalyticsError {
+    _add(record: QueueRecord): Promise<void> | AnalyticsError {
       expire(record.queuedAt);
       if (overBounds(bounds, records.length, bytes + record.bytes))
         return analyticsError('queue_full', `the queue is full (${records.length} messages, ${bytes} bytes)`, [record.id]);

@@ -88,7 +88,7 @@ export function domainCandidates(host: string): string[] {
 export interface IdentityOptions {
   storage?: IdentityStorage;
   cookie?: { domain?: string; maxage?: number };
-  /** False: read what is stored, write nothing (not even a probe) until `persist()` (consent pending). @default true */
+  /** False: read what is stored, write nothing (not even a probe) until `_persist()` (consent pending). @default true */
   persist?: boolean;
   /** `serverCookies` (src/identity/server-cookies.ts): a cookie the server holds is not written again; a write is told. */
   server?: { _holds(name: string, value: string): boolean; _changed(domain?: string): void; _forget(): void };
@@ -190,51 +190,51 @@ export function createIdentity({ storage = 'cookie', cookie = {}, persist = true
   if (persist) enable();
 
   return {
-    anonymousId: () => state.anonymousId,
-    userId: () => state.userId,
-    traits: () => state.traits,
+    _anonymousId: () => state.anonymousId,
+    _userId: () => state.userId,
+    _traits: () => state.traits,
     /** Re-reads storage (another tab may have identified or reset the visitor); nothing to re-read while not persisting. */
-    reload: () => writable && load(),
+    _reload: () => writable && load(),
     /** Re-reads storage whether or not this page persists (a discarded identify must not outlive a denial). */
-    restore: () => load(),
+    _restore: () => load(),
     /** Starts persisting (consent granted): what is in memory now is written, and kept written. */
-    persist: () => writable || enable(),
+    _persist: () => writable || enable(),
     /** Removes the stored identity and stops persisting (consent withdrawn, opt-out); memory keeps it for this page. */
-    forget() {
+    _forget() {
       writable = false;
       IDENTITY.forEach(erase);
       attempt(() => server?._forget());
     },
     /** The visitor's stored opt-out choice: true (out), false (opted in again), undefined (none). */
-    optedOut: (): boolean | undefined => {
+    _optedOut: (): boolean | undefined => {
       const v = read(KEYS, 'optOut');
       return v === undefined ? v : v === true || v === 1 || v === '1' || v === 'true';
     },
     /** Persists the visitor's choice (the one thing written whatever the consent: it is what they asked for). */
-    setOptOut(out: boolean) {
+    _setOptOut(out: boolean) {
       open();
       store('optOut', out);
     },
     /** Stores the user id (if given) and the traits (as the identify message carries them: src/message.ts). */
-    identify(userId: string | undefined, traits: JSONObject) {
+    _identify(userId: string | undefined, traits: JSONObject) {
       if (userId) state.userId = userId;
       state.traits = traits;
       write('userId', state.userId);
       write('traits', traits);
     },
-    setAnonymousId(id: string) {
+    _setAnonymousId(id: string) {
       write('anonymousId', (state.anonymousId = id));
     },
-    groupId: () => state.groupId,
-    groupTraits: () => state.groupTraits,
+    _groupId: () => state.groupId,
+    _groupTraits: () => state.groupTraits,
     /** Stores the group of a group call: its traits merge over the stored ones of the same group, as analytics.js. */
-    group(groupId: string, traits: JSONObject) {
+    _group(groupId: string, traits: JSONObject) {
       state.groupTraits = groupTraits(state, groupId, traits);
       write('groupId', (state.groupId = groupId));
       write('groupTraits', state.groupTraits);
     },
     /** Forgets the user id, traits and group, and starts a new anonymous id. */
-    reset() {
+    _reset() {
       state.userId = state.groupId = null;
       state.traits = state.groupTraits = {};
       for (const k of IDENTITY) if (k != 'anonymousId') write(k, null);

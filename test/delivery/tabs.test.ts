@@ -99,7 +99,7 @@ async function expectLeaseMode(t: ReturnType<typeof createTabs>) {
   const isOrphan = await t._orphans();
   expect(isOrphan(record('other', LEASE_MS + 1000))).toBe(true);
   expect(isOrphan(record('other', LEASE_MS - 1000))).toBe(false);
-  expect(isOrphan(record(t.id, LEASE_MS + 1000))).toBe(false);
+  expect(isOrphan(record(t._id, LEASE_MS + 1000))).toBe(false);
   const fn = vi.fn(async () => 'done');
   expect(await t._exclusive(fn)).toBe('done');
   expect(fn).toHaveBeenCalledTimes(1);
