@@ -49,7 +49,7 @@ export function createAnalytics(stages: {
   const guard = createPageGuard(debugMode);
   const { emitter, report, safely } = guard;
   // Source middleware and plugins: usable before `load` (a snippet's calls may add them first), which sets these.
-  const transformSettings: TransformSettings = { integrations: {}, timeout: DEFAULT_MIDDLEWARE_TIMEOUT };
+  const transformSettings: TransformSettings = { integrations: {}, _timeout: DEFAULT_MIDDLEWARE_TIMEOUT };
   const transforms = stages.transforms(transformSettings, report);
   let core: Instance | undefined;
   const calls = createCalls({ guard, transforms, instance: () => core, emit: emitter.emit });
@@ -92,7 +92,7 @@ export function createAnalytics(stages: {
     // A path is on the page's own origin, whatever a <base href> says (fetch and sendBeacon resolve against it).
     if (settings.url[0] == '/') settings.url = location.origin + settings.url;
     transformSettings.integrations = freeze(settings.integrations);
-    transformSettings.timeout = settings.middlewareTimeout;
+    transformSettings._timeout = settings.middlewareTimeout;
     if (settings.ignored.length) report(analyticsError('invalid_arguments', `load: integrations ${settings.ignored} ignored: the API takes true or false`));
     // Nothing is written before the gate opens: the identity is read, and kept in memory.
     const isOpen = () => gate._state() == 'open';
@@ -162,12 +162,12 @@ export function createAnalytics(stages: {
   })();
   const userId = () => core?.identity._userId() ?? null;
   const autotrack = createAutotrack({
-    track(event, properties, options) {
+    _track(event, properties, options) {
       const [done, later] = calls.start('track', [event, properties, options]);
-      return { queued: !later, done };
+      return { _queued: !later, _done: done };
     },
-    report,
-    timeout: () => transformSettings.timeout,
+    _report: report,
+    _timeout: () => transformSettings._timeout,
   });
   const call = (type: MessageType) => (...args: unknown[]) => invoke(type, args);
 
@@ -201,10 +201,10 @@ export function createAnalytics(stages: {
     trackClick: (...args) => (autotrack.trackLink(...args), api),
     trackForm: (...args) => (autotrack.trackForm(...args), api),
     trackSubmit: (...args) => (autotrack.trackForm(...args), api),
-    addSourceMiddleware: (fn) => (transforms.use(fn), api),
+    addSourceMiddleware: (fn) => (transforms._use(fn), api),
     addDestinationMiddleware: () => api,
     addIntegrationMiddleware: () => api,
-    register: (...plugins) => transforms.register(plugins, api),
+    register: (...plugins) => transforms._register(plugins, api),
     consent: (preferences) =>
       whenLoaded((instance) => instance.gate._consent(preferences) || report(analyticsError('invalid_arguments', 'consent: an object of category names to booleans is required'))),
     optOut: () => whenLoaded((instance) => instance.gate._optOut()),

@@ -103,7 +103,7 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
     // middleware and plugins change what is sent, as analytics.js.
     if (type == 'identify') identity._identify(message.userId, message.traits!);
     if (type == 'group') identity._group(message.groupId!, message.traits!);
-    if (!transforms.active()) return [store(instance, type, built, callback), false];
+    if (!transforms._active()) return [store(instance, type, built, callback), false];
     // Source middleware and plugins see the message first; what they pass on is checked again, then queued, unless
     // what was stored was erased meanwhile (an opt-out, a denial: even if reversed since, this message goes too).
     const mark = gate._mark();
@@ -118,7 +118,7 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
     };
     let out: Message | AnalyticsError | Promise<Message | AnalyticsError>;
     try {
-      out = transforms.run(message);
+      out = transforms._run(message);
     } catch (e) {
       // (a page object read outside its function: a getter of a payload that throws)
       out = analyticsError('middleware_error', `a source middleware or plugin passed on what cannot be read: ${describe(e)}`, [message.messageId]);
@@ -151,7 +151,7 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
       const result: CallResult = { event };
       guard.safely(callback, result);
       d.emit(type, ...EVENT_ARGS[type].map((k) => event[k]), result);
-      transforms.after(event);
+      transforms._after(event);
       return result;
     });
   }

@@ -81,7 +81,7 @@ export function startDelivery(s: DeliverySettings): Delivery {
       ? Promise.resolve()
       : tabs
           ._exclusive((held) => tabs._orphans().then((isOrphan) => adoptOrphans(queue, isOrphan, graceMs, held)))
-          .then(({ left, due }) => {
+          .then(({ _left: left, _due: due }) => {
             clearTimeout(adoptTimer);
             const now = Date.now();
             let at = due || Infinity;

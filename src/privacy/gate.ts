@@ -34,9 +34,9 @@ export interface GateDeps {
 export function createGate(d: GateDeps) {
   const { identity, _categories: categories } = d;
   let preferences: Preferences | undefined;
-  const held: { list: BuiltMessage[]; bytes: number } = { list: [], bytes: 0 };
+  const held: { _list: BuiltMessage[]; _bytes: number } = { _list: [], _bytes: 0 };
   // How many times what was stored was erased, and why the last time: a message a middleware had meanwhile goes.
-  const erased: { count: number; by: 'opted_out' | 'consent_denied' } = { count: 0, by: 'opted_out' };
+  const erased: { _count: number; _by: 'opted_out' | 'consent_denied' } = { _count: 0, _by: 'opted_out' };
   // GPC counts as an opt-out unless the visitor opted in on this site (https://privacycg.github.io/gpc-spec/)
   const gpc = d._respectGPC === true && navigator.globalPrivacyControl === true;
   let state: Gate = identity._optedOut() ?? gpc ? 'out' : categories ? 'pending' : 'open';
@@ -44,11 +44,17 @@ export function createGate(d: GateDeps) {
   // every listed category, and 200 bytes for others.
   const consentRoom = 240 + byteLength(stringify((categories || []).map((c) => [c, false])));
 
-  const erase = (by: typeof erased.by) => {
-    held.list = [];
-    held.bytes = 0;
-    erased.count++;
-    erased.by = by;
+  // Empties what is held, and returns it.
+  const release = () => {
+    const list = held._list;
+    held._list = [];
+    held._bytes = 0;
+    return list;
+  };
+  const erase = (by: typeof erased._by) => {
+    release();
+    erased._count++;
+    erased._by = by;
     identity._forget();
     d._erase();
   };
@@ -63,10 +69,7 @@ export function createGate(d: GateDeps) {
     if (next == 'denied') identity._restore();
     if (next != 'open') return;
     // The held messages go in call order, with the decision in their context.
-    const release = held.list;
-    held.list = [];
-    held.bytes = 0;
-    d._opened(release.map(withDecision));
+    d._opened(release().map(withDecision));
   };
 
   // A message with the current decision in its context (it was built before it). Held messages kept room for the
@@ -84,9 +87,8 @@ export function createGate(d: GateDeps) {
     return built;
   };
 
-  // Another tab opted in: this page follows, with the new anonymous id that tab made.
+  // The visitor opted in (here, or in another tab: this page follows): the state is decided again, from pending.
   const rejoin = () => {
-    identity._restore();
     state = 'pending';
     enter(decide(categories, preferences, 'pending'));
   };
@@ -96,7 +98,8 @@ export function createGate(d: GateDeps) {
     if (e.key != KEYS.optOut) return;
     const out = identity._optedOut();
     if (out && state != 'out') enter('out');
-    if (out === false && state == 'out') rejoin();
+    // (with the new anonymous id that tab made)
+    if (out === false && state == 'out') identity._restore(), rejoin();
   });
   if (state == 'out') erase('opted_out');
 
@@ -109,10 +112,10 @@ export function createGate(d: GateDeps) {
     _shut: (type: MessageType): AnalyticsError | undefined =>
       state == 'out' ? analyticsError('opted_out', `${type}: the visitor opted out`) : state == 'denied' ? analyticsError('consent_denied', `${type}: consent was denied`) : undefined,
     /** A mark to give `_erasedSince`. */
-    _mark: () => erased.count,
+    _mark: () => erased._count,
     /** The refusal of a message built before an erasure that came since `_mark` (even if reversed since, it goes). */
     _erasedSince: (mark: number, type: MessageType, id: string): AnalyticsError | undefined =>
-      mark != erased.count ? analyticsError(erased.by, `${type}: discarded by an opt-out or a denial of consent`, [id]) : undefined,
+      mark != erased._count ? analyticsError(erased._by, `${type}: discarded by an opt-out or a denial of consent`, [id]) : undefined,
     _withDecision: withDecision,
     /** Holds a message for consent, within the queue's bounds, with room left for the decision it will carry. */
     _hold(built: BuiltMessage): Promise<void> | AnalyticsError {
@@ -122,12 +125,12 @@ export function createGate(d: GateDeps) {
         d.report(error);
         return error;
       }
-      if (d._overBounds(held.list.length, held.bytes + built.bytes)) {
+      if (d._overBounds(held._list.length, held._bytes + built.bytes)) {
         d._full([id]);
         return analyticsError('queue_full', 'the queue is full', [id]);
       }
-      held.list.push(built);
-      held.bytes += built.bytes;
+      held._list.push(built);
+      held._bytes += built.bytes;
       return Promise.resolve();
     },
     /** `consent(preferences)`: the site's decision; false when it is not an object of category names to booleans. */
@@ -147,8 +150,7 @@ export function createGate(d: GateDeps) {
       if (state != 'out') return;
       identity._setOptOut(false);
       identity._reset();
-      state = 'pending';
-      enter(decide(categories, preferences, 'pending'));
+      rejoin();
     },
   };
 }

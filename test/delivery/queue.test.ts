@@ -417,18 +417,18 @@ describe('createQueue', () => {
       const b = createQueue('B', WIDE, events());
       await b._add(rec(4, 'B', { queuedAt: t - 9000 }));
       // C's record is adopted, so A's oldest is the one left; B's own record never counts
-      expect(await b._adopt((r) => r.owner == 'C')).toEqual({ left: t - 3000, due: 0 });
+      expect(await b._adopt((r) => r.owner == 'C')).toEqual({ _left: t - 3000, _due: 0 });
       expect(ids(b)).toEqual(['id-0003', 'id-0004']);
     });
 
     it('resolves to 0 when it left no record to another tab', async () => {
       const b = createQueue('B', WIDE, events());
-      expect(await b._adopt(() => false)).toEqual({ left: 0, due: 0 });
+      expect(await b._adopt(() => false)).toEqual({ _left: 0, _due: 0 });
       await b._add(rec(1, 'B'));
-      expect(await b._adopt(() => false)).toEqual({ left: 0, due: 0 });
+      expect(await b._adopt(() => false)).toEqual({ _left: 0, _due: 0 });
       const a = createQueue('A', WIDE, events());
       await a._add(rec(2, 'A'));
-      expect(await b._adopt(() => true)).toEqual({ left: 0, due: 0 });
+      expect(await b._adopt(() => true)).toEqual({ _left: 0, _due: 0 });
     });
 
     it('adopts only the records queued under its own write key and batch URL (CONTRACT section 6)', async () => {
@@ -441,7 +441,7 @@ describe('createQueue', () => {
       expect((await stored()).map((r) => r.source)).toEqual(['K1 https://h1.example/v1/batch', 'K2 https://h1.example/v1/batch', 'K1 https://h2.example/v1/batch']);
       // every tab is gone: each page takes only its own source's records
       const b = createQueue('B', WIDE, events(), 'K2 https://h1.example/v1/batch');
-      expect(await b._adopt(() => true)).toEqual({ left: 0, due: 0 });
+      expect(await b._adopt(() => true)).toEqual({ _left: 0, _due: 0 });
       expect(ids(b)).toEqual(['id-0002']);
       const e = createQueue('E', WIDE, events(), 'K1 https://h1.example/v1/batch');
       await e._adopt(() => true);

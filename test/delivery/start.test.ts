@@ -64,12 +64,12 @@ describe('adoptOrphans', () => {
       await a._add(rec(2, 'A'));
       const b = createQueue('B', WIDE, events());
       // first sight: nothing adopted yet, and B is told when to look again
-      expect(await adoptOrphans(b, () => true, 1500)).toEqual({ left: 0, due: t + 1500 });
+      expect(await adoptOrphans(b, () => true, 1500)).toEqual({ _left: 0, _due: t + 1500 });
       expect(ids(b)).toEqual([]);
       // A's note that it handed id-0001 to the browser arrives late (another page's localStorage write)
       localStorage.setItem('svc_sent', JSON.stringify(['id-0001']));
       vi.setSystemTime(t + 1500);
-      expect(await adoptOrphans(b, () => true, 1500)).toEqual({ left: 0, due: 0 });
+      expect(await adoptOrphans(b, () => true, 1500)).toEqual({ _left: 0, _due: 0 });
       expect(ids(b)).toEqual(['id-0002']);
     } finally {
       vi.useRealTimers();
