@@ -127,7 +127,8 @@ export function createIdentity({ storage = 'cookie', cookie = {}, persist = true
   // writes a cookie: only once writing is allowed.)
   const open = () => {
     if (ls || memory) return;
-    ls = safeLocalStorage();
+    // (probed: a localStorage that throws on writing is as good as none)
+    ls = attempt(() => (localStorage.setItem('svc_probe', '1'), localStorage.removeItem('svc_probe'), localStorage));
     if (useCookie && domain === undefined)
       domain = attempt(() =>
         domainCandidates(location.hostname).find((d) => {
@@ -138,16 +139,18 @@ export function createIdentity({ storage = 'cookie', cookie = {}, persist = true
         }),
       );
   };
+  // Whether a key has a cookie (besides localStorage).
+  const inCookie = (key: Key) => useCookie && !OBJECT_KEYS.includes(key);
   // Reading writes nothing.
   const read = (names: typeof KEYS, key: Key): unknown => {
     if (memory) return undefined;
-    const v = useCookie && !OBJECT_KEYS.includes(key) ? attempt(() => decode(readCookie(document.cookie, names[key]))) : undefined;
+    const v = inCookie(key) ? attempt(() => decode(readCookie(document.cookie, names[key]))) : undefined;
     return v !== undefined ? v : attempt(() => decode(localStorage.getItem(names[key])));
   };
   const store = (key: Key, value: JSONValue) => {
     // Always JSON (the analytics.js form), so an id such as "42" or "1e3" reads back as the same string.
     const s = value == null ? undefined : stringify(value);
-    if (useCookie && !OBJECT_KEYS.includes(key)) attempt(() => (writeCookie(KEYS[key], s), server?._changed(domain)));
+    if (inCookie(key)) attempt(() => (writeCookie(KEYS[key], s), server?._changed(domain)));
     if (ls) attempt(() => (s === undefined ? ls!.removeItem(KEYS[key]) : ls!.setItem(KEYS[key], s)));
   };
   const write = (key: Key, value: JSONValue) => writable && store(key, value);
@@ -172,10 +175,8 @@ export function createIdentity({ storage = 'cookie', cookie = {}, persist = true
     const src = first ? AJS : KEYS;
     const aid = read(src, 'anonymousId');
     state.anonymousId = typeof aid == 'string' && aid ? aid : state.anonymousId || uuid();
-    state.userId = id(read(src, 'userId'));
-    state.traits = object(read(src, 'traits'));
-    state.groupId = id(read(src, 'groupId'));
-    state.groupTraits = object(read(src, 'groupTraits'));
+    // the ids and the objects (traits) besides
+    for (const k of IDENTITY) if (k != 'anonymousId') (state as Record<Key, unknown>)[k] = (OBJECT_KEYS.includes(k) ? object : id)(read(src, k));
     writeAll();
   };
   // Written back on every load, so a store that lost the values (a wiped cookie) holds them again; and, when writing
@@ -245,14 +246,3 @@ export function createIdentity({ storage = 'cookie', cookie = {}, persist = true
 
 /** The identity store's interface. */
 export type Identity = ReturnType<typeof createIdentity>;
-
-function safeLocalStorage(): Storage | undefined {
-  try {
-    const s = localStorage;
-    s.setItem('svc_probe', '1');
-    s.removeItem('svc_probe');
-    return s;
-  } catch {
-    return undefined;
-  }
-}
