@@ -216,12 +216,10 @@ export function createAnalytics(stages: {
   // What the helper namespaces need of this instance (helpers/add-helpers.ts adds them: the bundle and the npm entry
   // do, `svc-analytics/core` does not).
   const helperDeps: HelperDeps = {
-    track: (event, properties, options, callback, site) => invoke('track', [event, properties, options, callback], site),
-    userId,
-    report,
-    call: safely,
-    refuse: guard.refuse,
-    check: (event, properties) => debugMode.use((tools) => tools.checkEcommerce(event, properties)),
+    _track: (event, properties, options, callback, site) => invoke('track', [event, properties, options, callback], site),
+    _userId: userId,
+    _refuse: guard.refuse,
+    _check: (event, properties) => debugMode.use((tools) => tools.checkEcommerce(event, properties)),
   };
   return { api, load, replay: replay.run, helperDeps };
 }

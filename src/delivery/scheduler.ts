@@ -101,7 +101,8 @@ export function createScheduler(d: SchedulerDeps) {
     deferral._cover(inflight, true);
     lastSent = Date.now();
     const era = erasures;
-    let answer = await d._transport._post(d.url, d.writeKey, payload, bytes, keepalive);
+    const post = (keepalive: boolean) => d._transport._post(d.url, d.writeKey, payload, bytes, keepalive);
+    let answer = await post(keepalive);
     // Whether a page exit took over this keepalive request, which failed without an answer (see `handoff._tookOver`).
     let tookOver = false;
     if (!answer._status && keepalive) {
@@ -111,7 +112,7 @@ export function createScheduler(d: SchedulerDeps) {
       // server failing, so it goes again at once, without keepalive.
       if (!tookOver) {
         ids.forEach((id) => inflight.set(id, false));
-        answer = await d._transport._post(d.url, d.writeKey, payload, bytes, false);
+        answer = await post(false);
       }
     }
     ids.forEach((id) => inflight.delete(id));

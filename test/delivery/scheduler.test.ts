@@ -37,7 +37,7 @@ const batchIds = (text: string) => (JSON.parse(text).batch as Message[]).map((m)
 // Stub fetch (and sendBeacon) first: the transport takes them when it is created, here.
 function setup(over: Partial<Omit<SchedulerDeps, '_handoff'>> = {}) {
   const queue = fakeQueue();
-  const tabs = { _id: 'me', _alive: () => () => true } as unknown as Tabs;
+  const tabs = { id: 'me', _alive: () => () => true } as unknown as Tabs;
   const report = vi.fn<(e: AnalyticsError) => void>();
   const emit = vi.fn();
   const transport: Transport = over._transport || createTransport();
@@ -250,7 +250,7 @@ describe('createScheduler', () => {
       // Tabs as locks.ts has them: `alive` turns false once the page leaves after the work began.
       let leaves = 0;
       const tabs = {
-        _id: 'me',
+        id: 'me',
         _alive: () => {
           const at = leaves;
           return () => leaves == at;
