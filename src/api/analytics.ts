@@ -49,7 +49,7 @@ export function createAnalytics(stages: {
   const guard = createPageGuard(debugMode);
   const { emitter, report, safely } = guard;
   // Source middleware and plugins: usable before `load` (a snippet's calls may add them first), which sets these.
-  const transformSettings: TransformSettings = { integrations: {}, timeout: DEFAULT_MIDDLEWARE_TIMEOUT };
+  const transformSettings: TransformSettings = { integrations: {}, _timeout: DEFAULT_MIDDLEWARE_TIMEOUT };
   const transforms = stages.transforms(transformSettings, report);
   let core: Instance | undefined;
   const calls = createCalls({ guard, transforms, instance: () => core, emit: emitter.emit });
@@ -77,7 +77,7 @@ export function createAnalytics(stages: {
     }
     api.initialized = true;
     // While nothing may be stored, this page's recorded calls run from memory; other pages' stored ones wait for a grant.
-    replay.take(core.gate.state() == 'open');
+    replay.take(core.gate._state() == 'open');
     calls.loaded();
     if (options.trackPageViews) trackPageViews((page) => void (page[0] != calls.pagedUrl() && invoke('page', [], { page, time: Date.now() })));
   }
@@ -92,10 +92,10 @@ export function createAnalytics(stages: {
     // A path is on the page's own origin, whatever a <base href> says (fetch and sendBeacon resolve against it).
     if (settings.url[0] == '/') settings.url = location.origin + settings.url;
     transformSettings.integrations = freeze(settings.integrations);
-    transformSettings.timeout = settings.middlewareTimeout;
+    transformSettings._timeout = settings.middlewareTimeout;
     if (settings.ignored.length) report(analyticsError('invalid_arguments', `load: integrations ${settings.ignored} ignored: the API takes true or false`));
     // Nothing is written before the gate opens: the identity is read, and kept in memory.
-    const isOpen = () => gate.state() == 'open';
+    const isOpen = () => gate._state() == 'open';
     const server = options.serverCookies ? serverCookies(batchUrl(options.apiHost), isOpen, report, tools) : undefined;
     const identity = createIdentity({ storage: options.storage, cookie: ownOptions(options.cookie), persist: false, server });
     if (options.linkDomains) startLink(options.linkDomains, identity, isOpen, report, tools);
@@ -109,21 +109,21 @@ export function createAnalytics(stages: {
       delivery || (delivery = startDelivery({ ...settings, owner, writeKey, identity, open: isOpen, report, emit: emitter.emit }));
     const gate = createGate({
       identity,
-      categories: Array.isArray(consent.categories) ? consent.categories.map(String) : undefined,
-      respectGPC: options.respectGPC,
-      overBounds: (count, bytes) => overBounds(settings.bounds, count, bytes),
+      _categories: Array.isArray(consent.categories) ? consent.categories.map(String) : undefined,
+      _respectGPC: options.respectGPC,
+      _overBounds: (count, bytes) => overBounds(settings.bounds, count, bytes),
       report,
-      full: guard.full.add,
-      opened(held) {
+      _full: guard.full.add,
+      _opened(held) {
         open();
-        identity.persist();
+        identity._persist();
         for (const built of held) calls.enqueue(instance, built);
         // (the stub's recorded calls still to take from storage come after the held ones: a recorded consent() that
         // granted came after them)
         replay.take(true);
       },
-      erase() {
-        if (delivery) delivery.queue.clear(), delivery.scheduler.erased();
+      _erase() {
+        if (delivery) delivery._queue._clear(), delivery._scheduler._erased();
         else clearStored();
         clearBuffer();
         clearNote();
@@ -139,18 +139,18 @@ export function createAnalytics(stages: {
       plan,
     };
     if (options.highEntropyHints) highEntropyHints().then((hints) => (instance.hints = hints));
-    if (gate.state() == 'open') open().ready.then(sayReady);
+    if (gate._state() == 'open') open()._ready.then(sayReady);
     else setTimeout(sayReady);
     return instance;
   }
 
   /** Resolves once the stored queue was read (at once while nothing may be stored: consent pending, opt-out). */
-  const ready = (instance: Instance) => instance.delivery()?.ready || Promise.resolve();
+  const ready = (instance: Instance) => instance.delivery()?._ready || Promise.resolve();
 
   const group = (() => {
     const handle: Group = {
-      id: () => core?.identity.groupId() ?? null,
-      traits: () => core?.identity.groupTraits() ?? {},
+      id: () => core?.identity._groupId() ?? null,
+      traits: () => core?.identity._groupTraits() ?? {},
     };
     // group() with no arguments reads the group, as analytics.js.
     function group(): Group;
@@ -160,14 +160,14 @@ export function createAnalytics(stages: {
     }
     return group;
   })();
-  const userId = () => core?.identity.userId() ?? null;
+  const userId = () => core?.identity._userId() ?? null;
   const autotrack = createAutotrack({
-    track(event, properties, options) {
+    _track(event, properties, options) {
       const [done, later] = calls.start('track', [event, properties, options]);
-      return { queued: !later, done };
+      return { _queued: !later, _done: done };
     },
-    report,
-    timeout: () => transformSettings.timeout,
+    _report: report,
+    _timeout: () => transformSettings._timeout,
   });
   const call = (type: MessageType) => (...args: unknown[]) => invoke(type, args);
 
@@ -179,15 +179,15 @@ export function createAnalytics(stages: {
     screen: call('screen'),
     group,
     alias: call('alias'),
-    reset: () => whenLoaded((instance) => (instance.identity.reset(), emitter.emit('reset'))),
+    reset: () => whenLoaded((instance) => (instance.identity._reset(), emitter.emit('reset'))),
     user: () => ({
       id: userId,
-      anonymousId: () => core?.identity.anonymousId() ?? '',
-      traits: () => core?.identity.traits() ?? {},
+      anonymousId: () => core?.identity._anonymousId() ?? '',
+      traits: () => core?.identity._traits() ?? {},
     }),
-    setAnonymousId: (id) => whenLoaded((instance) => id && instance.identity.setAnonymousId(String(id))),
+    setAnonymousId: (id) => whenLoaded((instance) => id && instance.identity._setAnonymousId(String(id))),
     ready: (callback) => new Promise<void>((res) => whenLoaded((instance) => ready(instance).then(res), res)).then(() => safely(callback)),
-    flush: () => new Promise<void>((res) => whenLoaded((instance) => ready(instance).then(() => instance.delivery()?.scheduler.flush()).then(res), res)),
+    flush: () => new Promise<void>((res) => whenLoaded((instance) => ready(instance).then(() => instance.delivery()?._scheduler._flush()).then(res), res)),
     on: (name, handler) => (emitter.on(name, handler), api),
     off: (name, handler) => (emitter.off(name, handler), api),
     once(name, handler) {
@@ -201,14 +201,14 @@ export function createAnalytics(stages: {
     trackClick: (...args) => (autotrack.trackLink(...args), api),
     trackForm: (...args) => (autotrack.trackForm(...args), api),
     trackSubmit: (...args) => (autotrack.trackForm(...args), api),
-    addSourceMiddleware: (fn) => (transforms.use(fn), api),
+    addSourceMiddleware: (fn) => (transforms._use(fn), api),
     addDestinationMiddleware: () => api,
     addIntegrationMiddleware: () => api,
-    register: (...plugins) => transforms.register(plugins, api),
+    register: (...plugins) => transforms._register(plugins, api),
     consent: (preferences) =>
-      whenLoaded((instance) => instance.gate.consent(preferences) || report(analyticsError('invalid_arguments', 'consent: an object of category names to booleans is required'))),
-    optOut: () => whenLoaded((instance) => instance.gate.optOut()),
-    optIn: () => whenLoaded((instance) => instance.gate.optIn()),
+      whenLoaded((instance) => instance.gate._consent(preferences) || report(analyticsError('invalid_arguments', 'consent: an object of category names to booleans is required'))),
+    optOut: () => whenLoaded((instance) => instance.gate._optOut()),
+    optIn: () => whenLoaded((instance) => instance.gate._optIn()),
     initialized: false,
     VERSION: '__VERSION__',
   };
@@ -216,12 +216,10 @@ export function createAnalytics(stages: {
   // What the helper namespaces need of this instance (helpers/add-helpers.ts adds them: the bundle and the npm entry
   // do, `svc-analytics/core` does not).
   const helperDeps: HelperDeps = {
-    track: (event, properties, options, callback, site) => invoke('track', [event, properties, options, callback], site),
-    userId,
-    report,
-    call: safely,
-    refuse: guard.refuse,
-    check: (event, properties) => debugMode.use((tools) => tools.checkEcommerce(event, properties)),
+    _track: (event, properties, options, callback, site) => invoke('track', [event, properties, options, callback], site),
+    _userId: userId,
+    _refuse: guard.refuse,
+    _check: (event, properties) => debugMode.use((tools) => tools.checkEcommerce(event, properties)),
   };
   return { api, load, replay: replay.run, helperDeps };
 }

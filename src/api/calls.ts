@@ -23,7 +23,7 @@ export interface Instance {
   owner: string;
   gate: PrivacyGate;
   /** The automatic context of a call's page (see page-context.ts). */
-  context(page: RecordedPage, hints: Hints | undefined, consent: ReturnType<PrivacyGate['preferences']>): PageFacts;
+  context(page: RecordedPage, hints: Hints | undefined, consent: ReturnType<PrivacyGate['_preferences']>): PageFacts;
   /** High-entropy client hints, once read (the `highEntropyHints` option). */
   hints?: Hints;
   /** Storage and delivery: started once storing is allowed (at load, or when consent is granted). */
@@ -80,15 +80,15 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
     if (!instance) return [handled(new Promise((res, rej) => waitingForLoad.push(() => invoke(type, args, at).then(res, rej)))), true];
     const { gate, identity } = instance;
     // Refused before anything is built: nothing of it is kept.
-    const closed = gate.shut(type);
+    const closed = gate._shut(type);
     if (closed) return [guard.refuse(closed, callback, true), false];
     let drafted: Draft | AnalyticsError;
     try {
-      const { page, context, contextBytes } = instance.context(at.page, instance.hints, gate.preferences());
+      const { page, context, contextBytes } = instance.context(at.page, instance.hints, gate._preferences());
       drafted = draft({
         type,
         call: normalise(type, args),
-        visitor: { anonymousId: identity.anonymousId(), userId: identity.userId(), traits: identity.traits(), groupId: identity.groupId(), groupTraits: identity.groupTraits() },
+        visitor: { anonymousId: identity._anonymousId(), userId: identity._userId(), traits: identity._traits(), groupId: identity._groupId(), groupTraits: identity._groupTraits() },
         page,
         context,
         contextBytes,
@@ -104,17 +104,17 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
     if (type == 'page') pagedUrl = message.properties!.url;
     // What persists is the call's sanitised data (a cycle or a function never reaches storage), before source
     // middleware and plugins change what is sent, as analytics.js.
-    if (type == 'identify') identity.identify(message.userId, message.traits!);
-    if (type == 'group') identity.group(message.groupId!, message.traits!);
+    if (type == 'identify') identity._identify(message.userId, message.traits!);
+    if (type == 'group') identity._group(message.groupId!, message.traits!);
     // What is stored was erased meanwhile (an opt-out, a denial: even if reversed since)? Then this message is not
     // stored either (see `finish`).
-    const mark = gate.mark();
+    const mark = gate._mark();
     const finish = (out: Message | AnalyticsError, built?: BuiltMessage) => {
       const checked = out instanceof Error ? out : built || checkMessage(message, out);
-      const erased = gate.erasedSince(mark, type, message.messageId);
+      const erased = gate._erasedSince(mark, type, message.messageId);
       if (erased) return guard.refuse(erased, callback, true);
       // (built before a decision that came meanwhile: it carries it)
-      if (!(checked instanceof Error)) return store(instance, type, gate.withDecision(checked), callback);
+      if (!(checked instanceof Error)) return store(instance, type, gate._withDecision(checked), callback);
       // (a middleware or plugin that threw was reported where it ran; one that dropped the message is not an error)
       return guard.refuse(checked, callback, out instanceof Error);
     };
@@ -123,10 +123,10 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
     const rest = (): Started => {
       const built = measure(drafted);
       if (built instanceof Error) return [guard.refuse(built, callback), false];
-      if (!transforms.active()) return [finish(message, built), false];
+      if (!transforms._active()) return [finish(message, built), false];
       let out: Message | AnalyticsError | Promise<Message | AnalyticsError>;
       try {
-        out = transforms.run(message);
+        out = transforms._run(message);
       } catch (e) {
         // (a page object read outside its function: a getter of a payload that throws)
         out = analyticsError('middleware_error', `a source middleware or plugin passed on what cannot be read: ${describe(e)}`, [message.messageId]);
@@ -145,7 +145,7 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
     // With middleware or plugins, at once (one that answers at once queues the message before the call returns). Without,
     // once the page's current script is done (a microtask: the page's code goes on sooner, and the message is queued
     // before any other task runs, so before the page could end), and so is every call after it until then (call order).
-    if (transforms.active() && !deferred) return rest();
+    if (transforms._active() && !deferred) return rest();
     deferred++;
     return [
       handled(
@@ -161,7 +161,7 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
   // Stores a message (the gate was checked by `start`; an opt-out or denial while a middleware had it, by `finish`):
   // held in memory while consent is pending (the promise resolves now), else queued.
   function store(instance: Instance, type: MessageType, built: BuiltMessage, callback?: Callback): Promise<CallResult> {
-    const stored = instance.gate.state() == 'pending' ? instance.gate.hold(built) : enqueue(instance, built);
+    const stored = instance.gate._state() == 'pending' ? instance.gate._hold(built) : enqueue(instance, built);
     if (stored instanceof Error) return guard.refuse(stored, callback, true);
     const { message } = built;
     // (never rejects: a queue that cannot store keeps the message in memory)
@@ -173,7 +173,7 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
       const result: CallResult = { event };
       guard.safely(callback, result);
       d.emit(type, ...EVENT_ARGS[type].map((k) => event[k]), result);
-      transforms.after(event);
+      transforms._after(event);
       return result;
     });
   }
@@ -181,11 +181,11 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
   // Puts a message in the queue: an AnalyticsError (queue_full), or a promise that resolves once it is stored.
   function enqueue(instance: Instance, { message, bytes }: BuiltMessage) {
     const delivery = instance.delivery()!;
-    const stored = delivery.queue.add({ id: message.messageId, message, bytes, queuedAt: Date.now(), attempts: 0, owner: instance.owner });
+    const stored = delivery._queue._add({ id: message.messageId, message, bytes, queuedAt: Date.now(), attempts: 0, owner: instance.owner });
     if (stored instanceof Error) guard.full.add(stored.messageIds);
     // The scheduler hears of it at once: a request may leave while IndexedDB still writes (a message leaves the
     // queue only after a 2xx, and one delivered before its write is never written: see queue.ts `removed`).
-    else delivery.scheduler.notify();
+    else delivery._scheduler._notify();
     return stored;
   }
 

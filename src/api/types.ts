@@ -137,17 +137,14 @@ export type TrackFn = (
   site?: CallSite,
 ) => Promise<CallResult>;
 
-/** What the ecommerce and semantic helpers use of an instance: its `track`, user, error report and guard. */
+/** What the ecommerce and semantic helpers use of an instance: its `track`, user id, refusal path and checker. */
 export interface HelperDeps {
   /** The core's `track`: a helper's call settles exactly like `track`, and a recorded one keeps its page and time. */
-  track: TrackFn;
-  userId(): string | null;
-  report(error: AnalyticsError): void;
-  /** Calls a function of the page through the library's guard (it never throws into the page). */
-  call(fn: Callback | undefined, ...args: unknown[]): void;
+  _track: TrackFn;
+  _userId(): string | null;
   /** The one refusal path: reports `error` (unless `quiet`), gives it to the callback, and returns a rejected promise. */
-  refuse(error: AnalyticsError, callback?: Callback): Promise<never>;
+  _refuse(error: AnalyticsError, callback?: Callback): Promise<never>;
   /** Hears of every ecommerce call first: in debug mode it checks the properties against the spec. */
-  check(event: string, properties: unknown): void;
+  _check(event: string, properties: unknown): void;
 }
 

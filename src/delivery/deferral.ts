@@ -30,7 +30,7 @@ export const covered = (list: readonly QueueRecord[], inflight: ReadonlyMap<stri
  */
 export function createDeferral(d: DeferralDeps) {
   // The deferred request with the browser, and the ids of the records it carries.
-  let pending: (Deferred & { ids: string[] }) | undefined;
+  let pending: (Deferred & { _ids: string[] }) | undefined;
   // The page went away (`pagehide`): what this page defers now would leave with it and with the next load too.
   let gone = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -39,7 +39,7 @@ export function createDeferral(d: DeferralDeps) {
   const take = () => {
     clearTimeout(timer);
     timer = undefined;
-    if (pending) pending._sent() ? d._handoff._removed(pending.ids) : pending._abort();
+    if (pending) pending._sent() ? d._handoff._removed(pending._ids) : pending._abort();
     pending = undefined;
   };
 
@@ -54,7 +54,7 @@ export function createDeferral(d: DeferralDeps) {
       try {
         // (`sentAt`: now, when it is handed over; the browser may send it later, after a crash)
         const deferred = d._transport._defer(d.url, body(group.map((r) => r.message), new Date(), d.writeKey));
-        pending = { ...deferred, ids: group.map((r) => r.id) };
+        pending = { ...deferred, _ids: group.map((r) => r.id) };
         return;
       } catch {
         // (never into the page)

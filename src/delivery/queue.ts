@@ -166,7 +166,7 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
 
   return {
     /** Removes every record, this tab's and other tabs', from memory and IndexedDB (consent withdrawn, opt-out). */
-    clear() {
+    _clear() {
       for (const r of takeOut(records.map((r) => r.id))) removed.add(r);
       for (const r of handedOut.values()) removed.add(r);
       handedOut.clear();
@@ -181,7 +181,7 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
      * transaction per burst of calls). A record that would pass a bound is refused: the `queue_full` error is
      * returned at once, and what was queued is never dropped to make room.
      */
-    add(record: QueueRecord): Promise<void> | AnalyticsError {
+    _add(record: QueueRecord): Promise<void> | AnalyticsError {
       expire(record.queuedAt);
       if (overBounds(bounds, records.length, bytes + record.bytes))
         return analyticsError('queue_full', `the queue is full (${records.length} messages, ${bytes} bytes)`, [record.id]);
@@ -236,10 +236,10 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
      * drops expired records, and adopts the records whose owner `isOrphan` says is gone (this tab becomes their owner)
      * once they were seen orphaned `graceMs` ago: the note of a page that just closed can reach this page late (Firefox: a localStorage write made as a tab closes shows in another page only
      * some hundreds of ms later, measured by scripts/exit-closes.mjs), and what it names must not be sent again.
-     * Resolves to `left`, the `queuedAt` of the oldest record left to other tabs, and `due`, when an orphan seen but
-     * not yet adopted may be (0 when none): the caller looks again then.
+     * Resolves to `_left`, the `queuedAt` of the oldest record left to other tabs, and `due`, when an orphan seen but
+     * not yet adopted may be (`_due`, 0 when none): the caller looks again then.
      */
-    async _adopt(isOrphan: (r: QueueRecord) => boolean, graceMs = 0, held: () => boolean = () => true): Promise<{ left: number; due: number }> {
+    async _adopt(isOrphan: (r: QueueRecord) => boolean, graceMs = 0, held: () => boolean = () => true): Promise<{ _left: number; _due: number }> {
       const now = Date.now();
       const all = ((await persist((idb) => values<QueueRecord>(idb))) || []).filter((r) => r && r.id && r.message);
       // Another write key's or host's records are not ours to send, or to count: they wait for a page with theirs,
@@ -267,7 +267,7 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
         await save(adopted);
         expire(now);
       }
-      return { left: left < Infinity ? left : 0, due: due < Infinity ? due : 0 };
+      return { _left: left < Infinity ? left : 0, _due: due < Infinity ? due : 0 };
     },
 
     /** Keeps this tab's own records only (after a bfcache restore, another tab may have adopted some). */

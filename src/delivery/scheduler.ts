@@ -58,7 +58,7 @@ export function createScheduler(d: SchedulerDeps) {
   // message id → whether its request was sent with keepalive (it survives page exit,
   // https://fetch.spec.whatwg.org/#concept-fetch-group-terminate, so the exit beacon skips it)
   const inflight = new Map<string, boolean>();
-  // Erasures so far (see `erased`): a request sent before one deals with no records and notes nothing as it ends.
+  // Erasures so far (see `_erased`): a request sent before one deals with no records and notes nothing as it ends.
   let erasures = 0;
   const { _handoff: handoff } = d;
   const deferral = createDeferral(d);
@@ -101,21 +101,22 @@ export function createScheduler(d: SchedulerDeps) {
     deferral._cover(inflight, true);
     lastSent = Date.now();
     const era = erasures;
-    let answer = await d._transport._post(d.url, d.writeKey, payload, bytes, keepalive);
+    const post = (keepalive: boolean) => d._transport._post(d.url, d.writeKey, payload, bytes, keepalive);
+    let answer = await post(keepalive);
     // Whether a page exit took over this keepalive request, which failed without an answer (see `handoff._tookOver`).
     let tookOver = false;
-    if (!answer.status && keepalive) {
+    if (!answer._status && keepalive) {
       tookOver = await handoff._tookOver(ids);
       // Otherwise the browser may have refused the request itself (its keepalive budget, shared with beacons,
       // https://fetch.spec.whatwg.org/#http-network-or-cache-fetch "inflight keepalive bytes"): that is not the
       // server failing, so it goes again at once, without keepalive.
       if (!tookOver) {
         ids.forEach((id) => inflight.set(id, false));
-        answer = await d._transport._post(d.url, d.writeKey, payload, bytes, false);
+        answer = await post(false);
       }
     }
     ids.forEach((id) => inflight.delete(id));
-    const verdict = classify(answer.status);
+    const verdict = classify(answer._status);
     // Erased meanwhile (consent withdrawn, opt-out): their records are gone, and nothing of them may be stored again
     // (not even in the exit note, which an unfinished delete would leave behind), nor sent again.
     if (era != erasures) {
@@ -124,7 +125,7 @@ export function createScheduler(d: SchedulerDeps) {
     }
     // An HTTP answer means this page saw the outcome after all: it deals with noted records itself (removal
     // below, or a retry). A network error keeps the note: the browser may still deliver the request.
-    if (answer.status) handoff._answered(ids, verdict == 'ok');
+    if (answer._status) handoff._answered(ids, verdict == 'ok');
     if (verdict == 'ok') {
       retryUntil = 0;
       // (the page may go away before the delete commits: the hand-off notes them then)
@@ -137,9 +138,9 @@ export function createScheduler(d: SchedulerDeps) {
       // it, so backoff goes on where it was in the page or tab that sends these records next. That of a request a
       // page exit took over is counted but not stored: the note names its records (the next load deletes them), and
       // the page may be going into the back/forward cache, where IndexedDB work gets it evicted (see handoff.ts).
-      const delay = nextDelay(d._queue._failed(ids, !tookOver), answer.retryAfter, Date.now());
+      const delay = nextDelay(d._queue._failed(ids, !tookOver), answer._retryAfter, Date.now());
       retryUntil = Date.now() + delay;
-      d.emit('retry', { status: answer.status, delay, messageIds: ids });
+      d.emit('retry', { status: answer._status, delay, messageIds: ids });
       return false;
     }
     // A 4xx blames a message: halves go out at once until the bad one is alone; good ones are delivered meanwhile.
@@ -148,7 +149,7 @@ export function createScheduler(d: SchedulerDeps) {
       return (await send(batch.slice(0, half))) && send(batch.slice(half));
     }
     await handoff._removed(ids);
-    d.report(analyticsError('delivery_rejected', `status ${answer.status}: the API refused message ${ids[0]}; dropped`, ids));
+    d.report(analyticsError('delivery_rejected', `status ${answer._status}: the API refused message ${ids[0]}; dropped`, ids));
     return true;
   };
 
@@ -174,9 +175,9 @@ export function createScheduler(d: SchedulerDeps) {
   }
 
   return {
-    flush,
+    _flush: flush,
     /** Called after each queued message. */
-    notify: plan,
+    _notify: plan,
     /**
      * The page is hidden, or going away: the hand-off (handoff.ts) gives the browser what waits, and what is in flight
      * as far as it must; offline or in a backoff, everything stays queued.
@@ -194,7 +195,7 @@ export function createScheduler(d: SchedulerDeps) {
       deferral._shown();
     },
     /** What was stored was erased (see `handoff._erased`): the requests in flight are noted at no exit. */
-    erased() {
+    _erased() {
       erasures++;
       inflight.forEach((_, id) => inflight.set(id, false));
       handoff._erased();

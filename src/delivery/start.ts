@@ -28,9 +28,9 @@ export interface DeliverySettings {
 
 /** Storage and delivery, started: `ready` resolves once the stored queue was read (and orphans adopted). */
 export interface Delivery {
-  queue: Queue;
-  scheduler: Scheduler;
-  ready: Promise<void>;
+  _queue: Queue;
+  _scheduler: Scheduler;
+  _ready: Promise<void>;
 }
 
 /**
@@ -49,9 +49,9 @@ export async function adoptOrphans(queue: Queue, isOrphan: (r: QueueRecord) => b
  */
 export function startDelivery(s: DeliverySettings): Delivery {
   const { identity, owner, report } = s;
-  identity.persist();
+  identity._persist();
   // Another tab's lock was released (that tab is gone): its records are orphans, adopted now.
-  const tabs = createTabs(owner, () => adopt().then(scheduler.notify));
+  const tabs = createTabs(owner, () => adopt().then(scheduler._notify));
   let fellBack = false;
   const queue = createQueue(
     owner,
@@ -81,12 +81,12 @@ export function startDelivery(s: DeliverySettings): Delivery {
       ? Promise.resolve()
       : tabs
           ._exclusive((held) => tabs._orphans().then((isOrphan) => adoptOrphans(queue, isOrphan, graceMs, held)))
-          .then(({ left, due }) => {
+          .then(({ _left: left, _due: due }) => {
             clearTimeout(adoptTimer);
             const now = Date.now();
             let at = due || Infinity;
             if (tabs._leased()) at = Math.min(at, now + LEASE_MS / 2, left ? left + LEASE_MS : Infinity);
-            if (at < Infinity) adoptTimer = setTimeout(() => adopt().then(scheduler.notify), at - now);
+            if (at < Infinity) adoptTimer = setTimeout(() => adopt().then(scheduler._notify), at - now);
           })
           .catch(() => {}); // the store is unusable: the queue lives in memory (reported as storage_unavailable)
   // A page that replaces a discarded one (the same tab) adopts what that page left at once: it ended without a page
@@ -98,12 +98,12 @@ export function startDelivery(s: DeliverySettings): Delivery {
       if (how != 'hidden') tabs._leave();
     },
     _resume(restored) {
-      identity.reload();
+      identity._reload();
       scheduler._shown();
       if (restored) tabs._enter();
-      (restored ? queue._reconcile() : Promise.resolve()).then(() => adopt()).then(scheduler.notify);
+      (restored ? queue._reconcile() : Promise.resolve()).then(() => adopt()).then(scheduler._notify);
     },
-    _online: () => scheduler.flush(),
+    _online: () => scheduler._flush(),
   });
-  return { queue, scheduler, ready };
+  return { _queue: queue, _scheduler: scheduler, _ready: ready };
 }

@@ -119,7 +119,6 @@ export function createTabs(id: string, gone: () => void) {
   let leaves = 0;
 
   return {
-    id,
     /** Holds this tab's life lock (until `leave`) and watches the others'; says hello to the other tabs. */
     _enter() {
       if (!locks._usable() || release) return;

@@ -1,7 +1,7 @@
 /** The answer to one request: its HTTP status (0 for a network error or time-out) and `Retry-After`. */
 export interface Answer {
-  status: number;
-  retryAfter: string | null;
+  _status: number;
+  _retryAfter: string | null;
 }
 
 /** A request that has had no answer after this long is abandoned and retried. */
@@ -64,9 +64,9 @@ export function createTransport() {
         // in the developer tools (net::ERR_ABORTED; `canceled` in the DevTools protocol's Network.loadingFailed,
         // e2e/devtools-network.spec.ts), although the API received and answered it.
         if (response.body) await response.arrayBuffer().catch(() => {});
-        return { status: response.status, retryAfter: response.headers.get('Retry-After') };
+        return { _status: response.status, _retryAfter: response.headers.get('Retry-After') };
       } catch {
-        return { status: 0, retryAfter: null };
+        return { _status: 0, _retryAfter: null };
       } finally {
         clearTimeout(timer);
         if (keepalive) keepaliveBytes -= bytes;

@@ -14,11 +14,11 @@ import type { Elements, OfElement } from './types';
  */
 
 export interface AutotrackDeps {
-  /** Sends a track call; `queued` says whether the message is in the queue already. */
-  track(event: unknown, properties: unknown, options: CallOptions | undefined): { queued: boolean; done: Promise<unknown> };
-  report(error: AnalyticsError): void;
+  /** Sends a track call; `_queued` says whether the message is in the queue already. */
+  _track(event: unknown, properties: unknown, options: CallOptions | undefined): { _queued: boolean; _done: Promise<unknown> };
+  _report(error: AnalyticsError): void;
   /** How long a held navigation waits for its message, in ms. */
-  timeout(): number;
+  _timeout(): number;
 }
 
 // https://html.spec.whatwg.org/multipage/links.html#following-hyperlinks: `xlink:href` on SVG links
@@ -52,7 +52,7 @@ function watchCancel(e: Event) {
   return () => cancelled;
 }
 
-export function createAutotrack({ track, report, timeout }: AutotrackDeps) {
+export function createAutotrack({ _track: track, _report: report, _timeout: timeout }: AutotrackDeps) {
   // The element's event name and properties (analytics.js lets both be functions of the element), then track.
   const send = (el: Element, event: OfElement<unknown>, properties: OfElement<unknown>, options?: CallOptions) => {
     try {
@@ -63,6 +63,8 @@ export function createAutotrack({ track, report, timeout }: AutotrackDeps) {
       report(analyticsError('callback_error', `trackLink/trackForm: a function of the page threw: ${describe(e)}`));
     }
   };
+  // The promise of a message that is not queued yet (a navigation waits for it); undefined once it is, or unsent.
+  const notQueued = (sent: ReturnType<typeof send>) => (sent && !sent._queued ? sent._done : undefined);
   // Runs `then` once the message is queued, or after `timeout` ms.
   const after = (done: Promise<unknown>, then: () => void) => {
     let ran = false;
@@ -82,7 +84,7 @@ export function createAutotrack({ track, report, timeout }: AutotrackDeps) {
   function trackLink(elements: Elements, event: OfElement<unknown>, properties?: OfElement<unknown>, options?: CallOptions) {
     for (const el of list(elements))
       el.addEventListener('click', (e) => {
-        const sent = send(el, event, properties, options);
+        const wait = notQueued(send(el, event, properties, options));
         const m = e as MouseEvent;
         const href =
           el.getAttribute('href') ||
@@ -90,7 +92,7 @@ export function createAutotrack({ track, report, timeout }: AutotrackDeps) {
           el.getAttribute('xlink:href') ||
           el.getElementsByTagName('a')[0]?.getAttribute('href');
         // A new tab, window or frame (a target, ctrl/shift/meta, middle button) leaves this page where it is.
-        if (!sent || sent.queued || !href || e.defaultPrevented) return;
+        if (!wait || !href || e.defaultPrevented) return;
         if (elsewhere(el.getAttribute('target')) || m.ctrlKey || m.shiftKey || m.metaKey || m.button == 1) return;
         let url: string;
         try {
@@ -103,7 +105,7 @@ export function createAutotrack({ track, report, timeout }: AutotrackDeps) {
         // too) is left to the browser's own click, not held.
         if (!/^https?:/.test(url)) return;
         const cancelled = watchCancel(e);
-        after(sent.done, () => cancelled() || location.assign(url));
+        after(wait, () => cancelled() || location.assign(url));
       });
   }
 
@@ -122,8 +124,7 @@ export function createAutotrack({ track, report, timeout }: AutotrackDeps) {
         (e) => {
           tracked = e;
           if (scripted) return; // that script submission was this one, and tracked
-          const sent = send(el, event, properties, options);
-          pending = sent && !sent.queued ? sent.done : undefined;
+          pending = notQueued(send(el, event, properties, options));
           if (!pending || e.defaultPrevented || el.tagName != 'FORM') return;
           const submitter = (e as SubmitEvent).submitter as HTMLButtonElement | null;
           if (elsewhere((submitter && submitter.getAttribute('formtarget')) || form.getAttribute('target'))) return;
@@ -146,9 +147,8 @@ export function createAutotrack({ track, report, timeout }: AutotrackDeps) {
               // (a submit event of this task, dispatched after this, is this submission)
               scripted = true;
               setTimeout(() => (scripted = false));
-              const sent = held ? undefined : send(el, event, properties, options);
               // (the held submit's message, or this one, may still be with a middleware: it goes first)
-              const wait = held ? pending : sent && !sent.queued ? sent.done : undefined;
+              const wait = held ? pending : notQueued(send(el, event, properties, options));
               if (!wait) return submit.call(this);
               after(wait, () => submit.call(this));
             },

@@ -9,7 +9,7 @@ export interface TransformSettings {
   /** The load-time default `integrations` (what a middleware gets as `integrations`). */
   integrations: JSONObject;
   /** How long one middleware, hook or plugin `load` may take, in ms. */
-  timeout: number;
+  _timeout: number;
 }
 
 /** `middlewareTimeout` default: one second. */
@@ -25,7 +25,7 @@ function payload(obj: Message): Payload {
 }
 
 type Outcome = Message | AnalyticsError;
-type Step = { middleware: SourceMiddleware; plugin?: undefined } | { plugin: Plugin; middleware?: undefined };
+type Step = { _middleware: SourceMiddleware; _plugin?: undefined } | { _plugin: Plugin; _middleware?: undefined };
 
 /**
  * The stage between building a message and queuing it (CONTRACT section 2): source middleware
@@ -41,10 +41,10 @@ export function createTransforms(settings: TransformSettings, report: (e: Analyt
   const enrichment: Plugin[] = [];
   const after: Plugin[] = [];
   // Plugins still loading (or the runner): messages wait for them (for at most `timeout`).
-  const loads: { pending: number; all: Promise<unknown>; runner?: PluginRunner } = { pending: 0, all: Promise.resolve(), runner: undefined };
+  const loads: { _pending: number; _all: Promise<unknown>; _runner?: PluginRunner } = { _pending: 0, _all: Promise.resolve(), _runner: undefined };
 
   const failed = (code: 'middleware_error' | 'plugin_error', who: string, e: unknown, ids: string[], outcome = 'message dropped') => {
-    const error = analyticsError(code, `${who} ${e == 'timeout' ? `did not finish within ${settings.timeout} ms` : `threw: ${describe(e)}`}; ${outcome}`, ids);
+    const error = analyticsError(code, `${who} ${e == 'timeout' ? `did not finish within ${settings._timeout} ms` : `threw: ${describe(e)}`}; ${outcome}`, ids);
     report(error);
     return error;
   };
@@ -54,12 +54,12 @@ export function createTransforms(settings: TransformSettings, report: (e: Analyt
   // that answers at once is taken at once: no call waits on a middleware or hook that did not make it wait.
   function step(m: Message, s: Step, enriching: boolean): Outcome | Promise<Outcome> {
     const ids = [m.messageId];
-    const who = s.plugin ? `plugin ${s.plugin.name}` : `source middleware ${s.middleware.name || ''}`.trim();
+    const who = s._plugin ? `plugin ${s._plugin.name}` : `source middleware ${s._middleware.name || ''}`.trim();
     const fail = (e: unknown): Outcome =>
       // as analytics.js: an enrichment that fails leaves the message as it was before it
-      enriching ? (failed('plugin_error', who, e, ids, 'message kept as it was before it'), m) : failed(s.plugin ? 'plugin_error' : 'middleware_error', who, e, ids);
+      enriching ? (failed('plugin_error', who, e, ids, 'message kept as it was before it'), m) : failed(s._plugin ? 'plugin_error' : 'middleware_error', who, e, ids);
     // (a plugin is in the chain only once the runner loaded it)
-    if (s.plugin) return loads.runner!.hook(m, s.plugin, settings.timeout, fail);
+    if (s._plugin) return loads._runner!.hook(m, s._plugin, settings._timeout, fail);
     const passedOn = (p: Payload | null | undefined): Outcome =>
       p && p.obj && typeof p.obj == 'object' ? p.obj : analyticsError('dropped', `${who} did not pass message ${m.messageId} on`, ids);
     let called = false;
@@ -67,7 +67,7 @@ export function createTransforms(settings: TransformSettings, report: (e: Analyt
     let later: ((p: Payload | null | undefined) => void) | undefined;
     let result: unknown;
     try {
-      result = s.middleware({
+      result = s._middleware({
         payload: payload(copy(m)),
         integrations: copy(settings.integrations),
         next: (p) => void (called || ((called = true), (passed = p), later?.(p))),
@@ -78,7 +78,7 @@ export function createTransforms(settings: TransformSettings, report: (e: Analyt
     if (called) return passedOn(passed);
     // Not passed on yet: it has until the time limit. (analytics.js: one whose promise settles without calling
     // `next` dropped the message.)
-    return bounded<Payload | null | undefined>(settings.timeout, (done) => {
+    return bounded<Payload | null | undefined>(settings._timeout, (done) => {
       later = done;
       return isThenable(result) ? result.then(() => done(passed)) : undefined;
     }).then(passedOn, fail);
@@ -103,49 +103,49 @@ export function createTransforms(settings: TransformSettings, report: (e: Analyt
    * every step answered at once, else a promise of it (it waits too for plugins still loading).
    */
   function run(message: Message): Outcome | Promise<Outcome> {
-    const steps: [Step, boolean][] = [...before.map((s): [Step, boolean] => [s, false]), ...enrichment.map((plugin): [Step, boolean] => [{ plugin }, true])];
-    if (!loads.pending) return from(message, steps, 0);
-    return bounded(settings.timeout, (done) => loads.all.then(done))
+    const steps: [Step, boolean][] = [...before.map((s): [Step, boolean] => [s, false]), ...enrichment.map((plugin): [Step, boolean] => [{ _plugin: plugin }, true])];
+    if (!loads._pending) return from(message, steps, 0);
+    return bounded(settings._timeout, (done) => loads._all.then(done))
       .catch(() => {})
       .then(() => run(message));
   }
 
   // A plugin loaded: it joins its chain.
   const add = (plugin: Plugin) =>
-    plugin.type == 'before' ? before.push({ plugin }) : plugin.type == 'enrichment' ? enrichment.push(plugin) : plugin.type == 'after' && after.push(plugin);
+    plugin.type == 'before' ? before.push({ _plugin: plugin }) : plugin.type == 'enrichment' ? enrichment.push(plugin) : plugin.type == 'after' && after.push(plugin);
 
   return {
     /** True when a message must go through `run` (or wait for a plugin that loads). */
-    active: () => !!(before.length || enrichment.length || loads.pending),
+    _active: () => !!(before.length || enrichment.length || loads._pending),
     /** `addSourceMiddleware(fn)`. */
-    use(fn: SourceMiddleware) {
-      if (typeof fn == 'function') before.push({ middleware: fn });
+    _use(fn: SourceMiddleware) {
+      if (typeof fn == 'function') before.push({ _middleware: fn });
       else report(analyticsError('invalid_arguments', 'addSourceMiddleware: a function is required'));
     },
-    run,
+    _run: run,
     /**
      * `register(...plugins)`: each plugin's `load` runs once the runner is here (the lazy chunk); one that fails is
      * reported and left out. A runner that cannot be loaded is reported; messages do not wait for it longer than for
      * a plugin that loads (`timeout`), so nothing is lost.
      */
-    register(plugins: unknown[], analytics: unknown): Promise<PluginContext> {
-      loads.pending++;
+    _register(plugins: unknown[], analytics: unknown): Promise<PluginContext> {
+      loads._pending++;
       const registered = loadPlugins()
         .then(
-          (runner) => (loads.runner = runner).register(plugins, analytics, settings.timeout, add, report, pluginFailed),
+          (runner) => (loads._runner = runner).register(plugins, analytics, settings._timeout, add, report, pluginFailed),
           (e) => {
             const error = analyticsError('plugin_error', `register: the plugin code could not be loaded (${describe(e)}); plugins left out`);
             report(error);
             throw error;
           },
         )
-        .finally(() => loads.pending--);
-      loads.all = Promise.all([loads.all, registered.catch(() => {})]);
+        .finally(() => loads._pending--);
+      loads._all = Promise.all([loads._all, registered.catch(() => {})]);
       return registered;
     },
     /** Shows `after` plugins a copy of a queued message; what they throw is reported. */
-    after(message: Message) {
-      if (after.length) loads.runner!.after(after, message, settings.timeout, pluginFailed);
+    _after(message: Message) {
+      if (after.length) loads._runner!.after(after, message, settings._timeout, pluginFailed);
     },
   };
 }

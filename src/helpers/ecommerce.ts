@@ -43,12 +43,12 @@ export function helperName(eventName: string): string {
  * Creates the ecommerce helpers over the core's `track`. `check` hears of every call first: in debug mode it
  * type-checks the properties against the spec (warnings only; src/debug.ts, loaded on `debug()`).
  */
-export function createEcommerce(deps: Pick<HelperDeps, 'track' | 'check'>): EcommerceHelpers {
+export function createEcommerce(deps: Pick<HelperDeps, '_track' | '_check'>): EcommerceHelpers {
   const helpers: Partial<EcommerceHelpers> & Record<string, EcommerceHelper<object>> = {};
   for (const event of ECOMMERCE_EVENTS)
     helpers[helperName(event)] = (properties, options, callback, site?: CallSite) => {
-      deps.check(event, properties);
-      return deps.track(event, properties, options, callback, site);
+      deps._check(event, properties);
+      return deps._track(event, properties, options, callback, site);
     };
   return helpers as EcommerceHelpers;
 }

@@ -99,22 +99,22 @@ Experiment Viewed|`.split('\n');
 export const SEMANTIC_EVENTS: string[] = /*#__PURE__*/ TABLE.map((row) => row.split('|')[0]);
 
 /** Creates the semantic helpers over the core's `track`; a call missing a field takes the instance's refusal path. */
-export function createSemantic(deps: Pick<HelperDeps, 'track' | 'userId' | 'refuse'>): SemanticHelpers {
+export function createSemantic(deps: Pick<HelperDeps, '_track' | '_userId' | '_refuse'>): SemanticHelpers {
   const helpers: Partial<SemanticHelpers> & Record<string, SemanticHelper<object>> = {};
   TABLE.forEach((row) => {
     const [event, required] = row.split('|');
     helpers[helperName(event)] = (properties, options, callback, site?: CallSite) => {
       const missing = required.split(' ').find((field) => {
         const value =
-          field == 'userId' ? deps.userId() : field.split('.').reduce((o: any, key) => o && o[key], properties);
+          field == 'userId' ? deps._userId() : field.split('.').reduce((o: any, key) => o && o[key], properties);
         return field && !(value && typeof value == 'string');
       });
-      if (missing === undefined) return deps.track(event, properties, options, callback, site);
+      if (missing === undefined) return deps._track(event, properties, options, callback, site);
       const error = analyticsError(
         'invalid_arguments',
         `${event}: ${missing == 'userId' ? 'userId is required (identify the user first)' : `properties.${missing} is required (string)`}`,
       );
-      return deps.refuse(error, callback);
+      return deps._refuse(error, callback);
     };
   });
   return helpers as SemanticHelpers;

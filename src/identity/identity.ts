@@ -88,7 +88,7 @@ export function domainCandidates(host: string): string[] {
 export interface IdentityOptions {
   storage?: IdentityStorage;
   cookie?: { domain?: string; maxage?: number };
-  /** False: read what is stored, write nothing (not even a probe) until `persist()` (consent pending). @default true */
+  /** False: read what is stored, write nothing (not even a probe) until `_persist()` (consent pending). @default true */
   persist?: boolean;
   /** `serverCookies` (src/identity/server-cookies.ts): a cookie the server holds is not written again; a write is told. */
   server?: { _holds(name: string, value: string): boolean; _changed(domain?: string): void; _forget(): void };
@@ -127,7 +127,8 @@ export function createIdentity({ storage = 'cookie', cookie = {}, persist = true
   // writes a cookie: only once writing is allowed.)
   const open = () => {
     if (ls || memory) return;
-    ls = safeLocalStorage();
+    // (probed: a localStorage that throws on writing is as good as none)
+    ls = attempt(() => (localStorage.setItem('svc_probe', '1'), localStorage.removeItem('svc_probe'), localStorage));
     if (useCookie && domain === undefined)
       domain = attempt(() =>
         domainCandidates(location.hostname).find((d) => {
@@ -138,16 +139,18 @@ export function createIdentity({ storage = 'cookie', cookie = {}, persist = true
         }),
       );
   };
+  // Whether a key has a cookie (besides localStorage).
+  const inCookie = (key: Key) => useCookie && !OBJECT_KEYS.includes(key);
   // Reading writes nothing.
   const read = (names: typeof KEYS, key: Key): unknown => {
     if (memory) return undefined;
-    const v = useCookie && !OBJECT_KEYS.includes(key) ? attempt(() => decode(readCookie(document.cookie, names[key]))) : undefined;
+    const v = inCookie(key) ? attempt(() => decode(readCookie(document.cookie, names[key]))) : undefined;
     return v !== undefined ? v : attempt(() => decode(localStorage.getItem(names[key])));
   };
   const store = (key: Key, value: JSONValue) => {
     // Always JSON (the analytics.js form), so an id such as "42" or "1e3" reads back as the same string.
     const s = value == null ? undefined : stringify(value);
-    if (useCookie && !OBJECT_KEYS.includes(key)) attempt(() => (writeCookie(KEYS[key], s), server?._changed(domain)));
+    if (inCookie(key)) attempt(() => (writeCookie(KEYS[key], s), server?._changed(domain)));
     if (ls) attempt(() => (s === undefined ? ls!.removeItem(KEYS[key]) : ls!.setItem(KEYS[key], s)));
   };
   const write = (key: Key, value: JSONValue) => writable && store(key, value);
@@ -172,10 +175,8 @@ export function createIdentity({ storage = 'cookie', cookie = {}, persist = true
     const src = first ? AJS : KEYS;
     const aid = read(src, 'anonymousId');
     state.anonymousId = typeof aid == 'string' && aid ? aid : state.anonymousId || uuid();
-    state.userId = id(read(src, 'userId'));
-    state.traits = object(read(src, 'traits'));
-    state.groupId = id(read(src, 'groupId'));
-    state.groupTraits = object(read(src, 'groupTraits'));
+    // the ids and the objects (traits) besides
+    for (const k of IDENTITY) if (k != 'anonymousId') (state as Record<Key, unknown>)[k] = (OBJECT_KEYS.includes(k) ? object : id)(read(src, k));
     writeAll();
   };
   // Written back on every load, so a store that lost the values (a wiped cookie) holds them again; and, when writing
@@ -190,51 +191,51 @@ export function createIdentity({ storage = 'cookie', cookie = {}, persist = true
   if (persist) enable();
 
   return {
-    anonymousId: () => state.anonymousId,
-    userId: () => state.userId,
-    traits: () => state.traits,
+    _anonymousId: () => state.anonymousId,
+    _userId: () => state.userId,
+    _traits: () => state.traits,
     /** Re-reads storage (another tab may have identified or reset the visitor); nothing to re-read while not persisting. */
-    reload: () => writable && load(),
+    _reload: () => writable && load(),
     /** Re-reads storage whether or not this page persists (a discarded identify must not outlive a denial). */
-    restore: () => load(),
+    _restore: () => load(),
     /** Starts persisting (consent granted): what is in memory now is written, and kept written. */
-    persist: () => writable || enable(),
+    _persist: () => writable || enable(),
     /** Removes the stored identity and stops persisting (consent withdrawn, opt-out); memory keeps it for this page. */
-    forget() {
+    _forget() {
       writable = false;
       IDENTITY.forEach(erase);
       attempt(() => server?._forget());
     },
     /** The visitor's stored opt-out choice: true (out), false (opted in again), undefined (none). */
-    optedOut: (): boolean | undefined => {
+    _optedOut: (): boolean | undefined => {
       const v = read(KEYS, 'optOut');
       return v === undefined ? v : v === true || v === 1 || v === '1' || v === 'true';
     },
     /** Persists the visitor's choice (the one thing written whatever the consent: it is what they asked for). */
-    setOptOut(out: boolean) {
+    _setOptOut(out: boolean) {
       open();
       store('optOut', out);
     },
     /** Stores the user id (if given) and the traits (as the identify message carries them: src/message.ts). */
-    identify(userId: string | undefined, traits: JSONObject) {
+    _identify(userId: string | undefined, traits: JSONObject) {
       if (userId) state.userId = userId;
       state.traits = traits;
       write('userId', state.userId);
       write('traits', traits);
     },
-    setAnonymousId(id: string) {
+    _setAnonymousId(id: string) {
       write('anonymousId', (state.anonymousId = id));
     },
-    groupId: () => state.groupId,
-    groupTraits: () => state.groupTraits,
+    _groupId: () => state.groupId,
+    _groupTraits: () => state.groupTraits,
     /** Stores the group of a group call: its traits merge over the stored ones of the same group, as analytics.js. */
-    group(groupId: string, traits: JSONObject) {
+    _group(groupId: string, traits: JSONObject) {
       state.groupTraits = groupTraits(state, groupId, traits);
       write('groupId', (state.groupId = groupId));
       write('groupTraits', state.groupTraits);
     },
     /** Forgets the user id, traits and group, and starts a new anonymous id. */
-    reset() {
+    _reset() {
       state.userId = state.groupId = null;
       state.traits = state.groupTraits = {};
       for (const k of IDENTITY) if (k != 'anonymousId') write(k, null);
@@ -245,14 +246,3 @@ export function createIdentity({ storage = 'cookie', cookie = {}, persist = true
 
 /** The identity store's interface. */
 export type Identity = ReturnType<typeof createIdentity>;
-
-function safeLocalStorage(): Storage | undefined {
-  try {
-    const s = localStorage;
-    s.setItem('svc_probe', '1');
-    s.removeItem('svc_probe');
-    return s;
-  } catch {
-    return undefined;
-  }
-}

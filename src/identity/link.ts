@@ -69,6 +69,6 @@ export type WithTools = (use: (t: LinkTools) => void) => void;
  */
 export function startLink(domains: unknown, identity: Identity, open: () => boolean, report: (e: AnalyticsError) => void, tools: WithTools) {
   const id = adoptLink(report);
-  if (id && cameFrom(domains)) identity.setAnonymousId(id);
-  tools((t) => t.decorate(domains, () => open() && identity.anonymousId(), report));
+  if (id && cameFrom(domains)) identity._setAnonymousId(id);
+  tools((t) => t.decorate(domains, () => open() && identity._anonymousId(), report));
 }

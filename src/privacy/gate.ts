@@ -11,18 +11,18 @@ import { decide, preferencesOf, type Gate, type Preferences } from './consent';
 export interface GateDeps {
   identity: Identity;
   /** The consent categories of the `consent` load option (none: no consent gating). */
-  categories?: string[];
+  _categories?: string[];
   /** The `respectGPC` load option. */
-  respectGPC?: boolean;
+  _respectGPC?: boolean;
   /** Whether `count` messages of `bytes` pass the queue's bounds (delivery/records.ts): held ones count against them too. */
-  overBounds(count: number, bytes: number): boolean;
+  _overBounds(count: number, bytes: number): boolean;
   report(error: AnalyticsError): void;
   /** Hears of each call refused because the queue (here: what is held) is full. */
-  full(ids: string[]): void;
+  _full(ids: string[]): void;
   /** Storing is allowed (again): start delivery, persist the identity, and queue `held`, in call order. */
-  opened(held: BuiltMessage[]): void;
+  _opened(held: BuiltMessage[]): void;
   /** Remove what the library stored (the queue, memory and store; the stub's buffer; the exit note). */
-  erase(): void;
+  _erase(): void;
 }
 
 /**
@@ -32,25 +32,31 @@ export interface GateDeps {
  * erases what was stored when the visitor opts out or consent is denied or withdrawn.
  */
 export function createGate(d: GateDeps) {
-  const { identity, categories } = d;
+  const { identity, _categories: categories } = d;
   let preferences: Preferences | undefined;
-  const held: { list: BuiltMessage[]; bytes: number } = { list: [], bytes: 0 };
+  const held: { _list: BuiltMessage[]; _bytes: number } = { _list: [], _bytes: 0 };
   // How many times what was stored was erased, and why the last time: a message a middleware had meanwhile goes.
-  const erased: { count: number; by: 'opted_out' | 'consent_denied' } = { count: 0, by: 'opted_out' };
+  const erased: { _count: number; _by: 'opted_out' | 'consent_denied' } = { _count: 0, _by: 'opted_out' };
   // GPC counts as an opt-out unless the visitor opted in on this site (https://privacycg.github.io/gpc-spec/)
-  const gpc = d.respectGPC === true && navigator.globalPrivacyControl === true;
-  let state: Gate = identity.optedOut() ?? gpc ? 'out' : categories ? 'pending' : 'open';
+  const gpc = d._respectGPC === true && navigator.globalPrivacyControl === true;
+  let state: Gate = identity._optedOut() ?? gpc ? 'out' : categories ? 'pending' : 'open';
   // Bytes a held message keeps free for the decision it will carry: `,"consent":{"categoryPreferences":{...}}` with
   // every listed category, and 200 bytes for others.
   const consentRoom = 240 + byteLength(stringify((categories || []).map((c) => [c, false])));
 
-  const erase = (by: typeof erased.by) => {
-    held.list = [];
-    held.bytes = 0;
-    erased.count++;
-    erased.by = by;
-    identity.forget();
-    d.erase();
+  // Empties what is held, and returns it.
+  const release = () => {
+    const list = held._list;
+    held._list = [];
+    held._bytes = 0;
+    return list;
+  };
+  const erase = (by: typeof erased._by) => {
+    release();
+    erased._count++;
+    erased._by = by;
+    identity._forget();
+    d._erase();
   };
 
   // Moves to a new state, doing what it asks.
@@ -60,13 +66,10 @@ export function createGate(d: GateDeps) {
     // A denial on this page is a withdrawal of any grant an earlier page stored (decisions are not remembered
     // across pages): what was stored goes, and what the held calls did to the identity in memory is undone.
     if (next == 'out' || next == 'denied' || (next == 'pending' && before == 'open')) erase(next == 'out' ? 'opted_out' : 'consent_denied');
-    if (next == 'denied') identity.restore();
+    if (next == 'denied') identity._restore();
     if (next != 'open') return;
     // The held messages go in call order, with the decision in their context.
-    const release = held.list;
-    held.list = [];
-    held.bytes = 0;
-    d.opened(release.map(withDecision));
+    d._opened(release().map(withDecision));
   };
 
   // A message with the current decision in its context (it was built before it). Held messages kept room for the
@@ -84,9 +87,8 @@ export function createGate(d: GateDeps) {
     return built;
   };
 
-  // Another tab opted in: this page follows, with the new anonymous id that tab made.
+  // The visitor opted in (here, or in another tab: this page follows): the state is decided again, from pending.
   const rejoin = () => {
-    identity.restore();
     state = 'pending';
     enter(decide(categories, preferences, 'pending'));
   };
@@ -94,61 +96,61 @@ export function createGate(d: GateDeps) {
   // (https://html.spec.whatwg.org/multipage/webstorage.html#the-storage-event).
   addEventListener('storage', (e) => {
     if (e.key != KEYS.optOut) return;
-    const out = identity.optedOut();
+    const out = identity._optedOut();
     if (out && state != 'out') enter('out');
-    if (out === false && state == 'out') rejoin();
+    // (with the new anonymous id that tab made)
+    if (out === false && state == 'out') identity._restore(), rejoin();
   });
   if (state == 'out') erase('opted_out');
 
   return {
     /** The state now: `open` stores and sends; `pending` holds; `denied` and `out` refuse. */
-    state: () => state,
+    _state: () => state,
     /** The site's last consent decision, as messages carry it. */
-    preferences: () => preferences,
+    _preferences: () => preferences,
     /** The refusal of a call while the visitor opted out or denied consent (not reported: it is what they asked). */
-    shut: (type: MessageType): AnalyticsError | undefined =>
+    _shut: (type: MessageType): AnalyticsError | undefined =>
       state == 'out' ? analyticsError('opted_out', `${type}: the visitor opted out`) : state == 'denied' ? analyticsError('consent_denied', `${type}: consent was denied`) : undefined,
-    /** A mark to give `erasedSince`. */
-    mark: () => erased.count,
-    /** The refusal of a message built before an erasure that came since `mark` (even if reversed since, it goes). */
-    erasedSince: (mark: number, type: MessageType, id: string): AnalyticsError | undefined =>
-      mark != erased.count ? analyticsError(erased.by, `${type}: discarded by an opt-out or a denial of consent`, [id]) : undefined,
-    withDecision,
+    /** A mark to give `_erasedSince`. */
+    _mark: () => erased._count,
+    /** The refusal of a message built before an erasure that came since `_mark` (even if reversed since, it goes). */
+    _erasedSince: (mark: number, type: MessageType, id: string): AnalyticsError | undefined =>
+      mark != erased._count ? analyticsError(erased._by, `${type}: discarded by an opt-out or a denial of consent`, [id]) : undefined,
+    _withDecision: withDecision,
     /** Holds a message for consent, within the queue's bounds, with room left for the decision it will carry. */
-    hold(built: BuiltMessage): Promise<void> | AnalyticsError {
+    _hold(built: BuiltMessage): Promise<void> | AnalyticsError {
       const id = built.message.messageId;
       if (built.bytes + consentRoom > MESSAGE_LIMIT) {
         const error = analyticsError('message_too_large', `message is ${built.bytes} bytes and needs room for its consent decision, over the ${MESSAGE_LIMIT} limit`, [id]);
         d.report(error);
         return error;
       }
-      if (d.overBounds(held.list.length, held.bytes + built.bytes)) {
-        d.full([id]);
+      if (d._overBounds(held._list.length, held._bytes + built.bytes)) {
+        d._full([id]);
         return analyticsError('queue_full', 'the queue is full', [id]);
       }
-      held.list.push(built);
-      held.bytes += built.bytes;
+      held._list.push(built);
+      held._bytes += built.bytes;
       return Promise.resolve();
     },
     /** `consent(preferences)`: the site's decision; false when it is not an object of category names to booleans. */
-    consent(value: unknown): boolean {
+    _consent(value: unknown): boolean {
       const decision = preferencesOf(value);
       if (!decision) return false;
       preferences = freeze(decision);
       if (state != 'out') enter(decide(categories, preferences, state));
       return true;
     },
-    optOut() {
-      identity.setOptOut(true);
+    _optOut() {
+      identity._setOptOut(true);
       enter('out');
     },
     /** The visitor opts back in (nothing to do, and nothing written, unless opted out: by optOut() or GPC). */
-    optIn() {
+    _optIn() {
       if (state != 'out') return;
-      identity.setOptOut(false);
-      identity.reset();
-      state = 'pending';
-      enter(decide(categories, preferences, 'pending'));
+      identity._setOptOut(false);
+      identity._reset();
+      rejoin();
     },
   };
 }

@@ -392,7 +392,7 @@ describe('the hand-off with the queue', () => {
   it('the next load deletes what a page going into the back/forward cache handed to the browser, and sends none of it', async () => {
     const a = createQueue('A', WIDE, events());
     const [beaconed, flying, refused] = [record(), record(), record(70000)].map((r) => ({ ...r, owner: 'A' }));
-    await Promise.all([a.add(beaconed), a.add(flying), a.add(refused)]);
+    await Promise.all([a._add(beaconed), a._add(flying), a._add(refused)]);
     // The beacon carrying `refused` is refused (it is alone in its group: too big to share one).
     const { handoff } = setup((_url, body) => !batchIds(body).includes(refused.id), { _queue: a });
     handoff._exit('cached', new Map([[flying.id, true]]), false);

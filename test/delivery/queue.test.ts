@@ -56,19 +56,19 @@ describe('createQueue', () => {
   describe('add', () => {
     it('keeps records in the order they were added', async () => {
       const q = createQueue('A', WIDE, events());
-      await Promise.all([q.add(rec(1)), q.add(rec(2)), q.add(rec(3))]);
+      await Promise.all([q._add(rec(1)), q._add(rec(2)), q._add(rec(3))]);
       expect(ids(q)).toEqual(['id-0001', 'id-0002', 'id-0003']);
     });
 
     it('resolves once the record is in IndexedDB', async () => {
       const q = createQueue('A', WIDE, events());
-      await q.add(rec(1));
+      await q._add(rec(1));
       expect(await storedIds()).toEqual(['id-0001']);
     });
 
     it('stores a whole burst of calls', async () => {
       const q = createQueue('A', WIDE, events());
-      const all = [1, 2, 3, 4, 5].map((n) => q.add(rec(n)));
+      const all = [1, 2, 3, 4, 5].map((n) => q._add(rec(n)));
       await all[all.length - 1];
       await q._flushed();
       expect(await storedIds()).toEqual(['id-0001', 'id-0002', 'id-0003', 'id-0004', 'id-0005']);
@@ -76,8 +76,8 @@ describe('createQueue', () => {
 
     it('persists records so a queue of another owner can adopt them once they are orphans', async () => {
       const a = createQueue('A', WIDE, events());
-      await a.add(rec(1, 'A'));
-      await a.add(rec(2, 'A'));
+      await a._add(rec(1, 'A'));
+      await a._add(rec(2, 'A'));
 
       const b = createQueue('B', WIDE, events());
       await b._adopt(() => false);
@@ -92,7 +92,7 @@ describe('createQueue', () => {
 
     it("never takes back one of its own records that left memory (delivered, its delete not yet committed)", async () => {
       const a = createQueue('A', WIDE, events());
-      await a.add(rec(1, 'A'));
+      await a._add(rec(1, 'A'));
       // The adoption's read of the store starts first; the delivery lands while that read is in flight: the record
       // leaves memory at once, its IndexedDB delete comes after the read.
       const adopting = a._adopt((r) => r.owner != 'A');
@@ -106,7 +106,7 @@ describe('createQueue', () => {
 
     it('adopts nothing twice', async () => {
       const a = createQueue('A', WIDE, events());
-      await a.add(rec(1, 'A'));
+      await a._add(rec(1, 'A'));
       const b = createQueue('B', WIDE, events());
       await b._adopt(() => true);
       await b._adopt(() => true);
@@ -117,7 +117,7 @@ describe('createQueue', () => {
   describe('remove', () => {
     it('removes records from the list and from IndexedDB', async () => {
       const q = createQueue('A', WIDE, events());
-      await Promise.all([q.add(rec(1)), q.add(rec(2)), q.add(rec(3))]);
+      await Promise.all([q._add(rec(1)), q._add(rec(2)), q._add(rec(3))]);
       await q._remove(['id-0001', 'id-0003']);
       expect(ids(q)).toEqual(['id-0002']);
       expect(await storedIds()).toEqual(['id-0002']);
@@ -128,7 +128,7 @@ describe('createQueue', () => {
 
     it('does not store a record removed before its write happened', async () => {
       const q = createQueue('A', WIDE, events());
-      const added = q.add(rec(1));
+      const added = q._add(rec(1));
       q._remove(['id-0001']);
       await added;
       await q._flushed();
@@ -139,7 +139,7 @@ describe('createQueue', () => {
   describe('failed', () => {
     it('counts a failed delivery of each record, returns the most attempts among them, and stores them', async () => {
       const q = createQueue('A', WIDE, events());
-      await Promise.all([q.add(rec(1)), q.add(rec(2, 'A', { attempts: 2 })), q.add(rec(3))]);
+      await Promise.all([q._add(rec(1)), q._add(rec(2, 'A', { attempts: 2 })), q._add(rec(3))]);
       expect(q._failed(['id-0001', 'id-0002'])).toBe(3);
       expect(q._list().map((r) => r.attempts)).toEqual([1, 3, 0]);
       await vi.waitFor(async () => expect((await stored()).map((r) => r.attempts)).toEqual([1, 3, 0]));
@@ -147,7 +147,7 @@ describe('createQueue', () => {
 
     it('lets the next page load adopt the records with their attempts, and count on from there', async () => {
       const a = createQueue('A', WIDE, events());
-      await a.add(rec(1));
+      await a._add(rec(1));
       a._failed(['id-0001']);
       a._failed(['id-0001']);
       await vi.waitFor(async () => expect((await stored())[0].attempts).toBe(2));
@@ -160,7 +160,7 @@ describe('createQueue', () => {
 
     it('never brings back a record removed before its write ran', async () => {
       const q = createQueue('A', WIDE, events());
-      await Promise.all([q.add(rec(1)), q.add(rec(2))]);
+      await Promise.all([q._add(rec(1)), q._add(rec(2))]);
       q._failed(['id-0001', 'id-0002']);
       await q._remove(['id-0001']);
       await vi.waitFor(async () => expect((await stored()).map((r) => [r.id, r.attempts])).toEqual([['id-0002', 1]]));
@@ -169,7 +169,7 @@ describe('createQueue', () => {
 
     it('counts without writing when told not to', async () => {
       const q = createQueue('A', WIDE, events());
-      await q.add(rec(1));
+      await q._add(rec(1));
       const transaction = vi.spyOn(IDBDatabase.prototype, 'transaction');
       expect(q._failed(['id-0001'], false)).toBe(1);
       // A write of failed() would have opened its transaction before this removal's.
@@ -180,7 +180,7 @@ describe('createQueue', () => {
 
     it('counts nothing and opens no IndexedDB transaction for records it no longer holds (handed to the browser)', async () => {
       const q = createQueue('A', WIDE, events());
-      await q.add(rec(1));
+      await q._add(rec(1));
       const [out] = q._takeOut(['id-0001']);
       const transaction = vi.spyOn(IDBDatabase.prototype, 'transaction');
       expect(q._failed(['id-0001', 'nope'])).toBe(0);
@@ -196,7 +196,7 @@ describe('createQueue', () => {
     it('takes records out of memory and returns them, in order, leaving IndexedDB as it was', async () => {
       const q = createQueue('A', WIDE, events());
       const first = rec(1);
-      await Promise.all([q.add(first), q.add(rec(2)), q.add(rec(3))]);
+      await Promise.all([q._add(first), q._add(rec(2)), q._add(rec(3))]);
       const out = q._takeOut(['id-0003', 'id-0001']);
       expect(out.map((r) => r.id)).toEqual(['id-0001', 'id-0003']);
       expect(out[0]).toBe(first);
@@ -206,7 +206,7 @@ describe('createQueue', () => {
 
     it('ignores ids it does not hold, and takes nothing twice', async () => {
       const q = createQueue('A', WIDE, events());
-      await q.add(rec(1));
+      await q._add(rec(1));
       expect(q._takeOut(['id-0001', 'nope']).map((r) => r.id)).toEqual(['id-0001']);
       expect(q._takeOut(['id-0001'])).toEqual([]);
     });
@@ -214,15 +214,15 @@ describe('createQueue', () => {
     it('never lets a write pending from before store a record taken out and then removed (its hand-off confirmed)', async () => {
       const q = createQueue('A', WIDE, events());
       // In the same burst: one write for both records, not yet run.
-      q.add(rec(1));
-      q.add(rec(2));
+      q._add(rec(1));
+      q._add(rec(2));
       q._takeOut(['id-0002']);
       q._remove(['id-0002']);
       await q._flushed();
       // Queued behind a write that already runs.
-      q.add(rec(3));
+      q._add(rec(3));
       await Promise.resolve(); // the first write takes its burst
-      q.add(rec(4));
+      q._add(rec(4));
       q._takeOut(['id-0004']);
       q._remove(['id-0004']);
       await q._flushed();
@@ -233,10 +233,10 @@ describe('createQueue', () => {
 
     it('frees the room the records took in the bounds', async () => {
       const q = createQueue('A', { ...WIDE, maxCount: 2, maxBytes: 200 }, events());
-      await q.add(rec(1));
-      await q.add(rec(2));
+      await q._add(rec(1));
+      await q._add(rec(2));
       q._takeOut(['id-0001']);
-      await q.add(rec(3));
+      await q._add(rec(3));
       expect(ids(q)).toEqual(['id-0002', 'id-0003']);
     });
   });
@@ -244,10 +244,10 @@ describe('createQueue', () => {
   describe('putBack', () => {
     it('re-inserts records in id order among those queued meanwhile', async () => {
       const q = createQueue('A', WIDE, events());
-      await Promise.all([q.add(rec(1)), q.add(rec(3)), q.add(rec(5))]);
+      await Promise.all([q._add(rec(1)), q._add(rec(3)), q._add(rec(5))]);
       const out = q._takeOut(['id-0001', 'id-0005']);
-      await q.add(rec(4));
-      await q.add(rec(6));
+      await q._add(rec(4));
+      await q._add(rec(6));
       q._putBack(out);
       expect(ids(q)).toEqual(['id-0001', 'id-0003', 'id-0004', 'id-0005', 'id-0006']);
       expect(q._list()[0]).toBe(out[0]);
@@ -255,18 +255,18 @@ describe('createQueue', () => {
 
     it('counts the records against the bounds again', async () => {
       const q = createQueue('A', { ...WIDE, maxBytes: 250 }, events());
-      await q.add(rec(1));
+      await q._add(rec(1));
       const out = q._takeOut(['id-0001']);
-      await q.add(rec(2));
+      await q._add(rec(2));
       q._putBack(out);
-      const e = await refusal(q.add(rec(3)));
+      const e = await refusal(q._add(rec(3)));
       expect(e.code).toBe('queue_full');
       expect(ids(q)).toEqual(['id-0001', 'id-0002']);
     });
 
     it('still writes a record taken out before its first write, so that the next load adopts it if the hand-off is never confirmed', async () => {
       const a = createQueue('A', WIDE, events());
-      const added = a.add(rec(1, 'A'));
+      const added = a._add(rec(1, 'A'));
       // A page exit takes it out at once, before the IndexedDB write of the add has run.
       expect(a._takeOut(['id-0001']).map((r) => r.id)).toEqual(['id-0001']);
       await added;
@@ -281,7 +281,7 @@ describe('createQueue', () => {
 
     it('keeps records that were taken out and put back before their first write', async () => {
       const q = createQueue('A', WIDE, events());
-      const added = q.add(rec(1));
+      const added = q._add(rec(1));
       q._putBack(q._takeOut(['id-0001']));
       await added;
       expect(await storedIds()).toEqual(['id-0001']);
@@ -289,8 +289,8 @@ describe('createQueue', () => {
 
     it('still lets a pending write store a record put back while another taken out with it was removed', async () => {
       const q = createQueue('A', WIDE, events());
-      q.add(rec(1));
-      q.add(rec(2));
+      q._add(rec(1));
+      q._add(rec(2));
       // A page exit takes both out; the browser accepts the beacon of the first and refuses that of the second.
       const [, refused] = q._takeOut(['id-0001', 'id-0002']);
       q._remove(['id-0001']);
@@ -310,13 +310,13 @@ describe('createQueue', () => {
     it('refuses a record past maxCount with queue_full and its id, and keeps every record queued before', async () => {
       const ev = events();
       const q = createQueue('A', { ...WIDE, maxCount: 2 }, ev);
-      await q.add(rec(1));
-      await q.add(rec(2));
-      const e = await refusal(q.add(rec(3)));
+      await q._add(rec(1));
+      await q._add(rec(2));
+      const e = await refusal(q._add(rec(3)));
       expect(e).toBeInstanceOf(Error);
       expect(e.code).toBe('queue_full');
       expect(e.messageIds).toEqual(['id-0003']);
-      expect((await refusal(q.add(rec(4)))).messageIds).toEqual(['id-0004']);
+      expect((await refusal(q._add(rec(4)))).messageIds).toEqual(['id-0004']);
       expect(ids(q)).toEqual(['id-0001', 'id-0002']);
       await q._flushed();
       expect(await storedIds()).toEqual(['id-0001', 'id-0002']);
@@ -325,35 +325,35 @@ describe('createQueue', () => {
 
     it('refuses a record that would pass maxBytes; room freed by a removal is usable again', async () => {
       const q = createQueue('A', { ...WIDE, maxBytes: 250 }, events());
-      await q.add(rec(1, 'A', { bytes: 100 }));
-      await q.add(rec(2, 'A', { bytes: 100 }));
-      const e = await refusal(q.add(rec(3, 'A', { bytes: 100 })));
+      await q._add(rec(1, 'A', { bytes: 100 }));
+      await q._add(rec(2, 'A', { bytes: 100 }));
+      const e = await refusal(q._add(rec(3, 'A', { bytes: 100 })));
       expect(e.code).toBe('queue_full');
       expect(e.messageIds).toEqual(['id-0003']);
       // a smaller record still fits: exactly at the bound
-      await q.add(rec(4, 'A', { bytes: 50 }));
+      await q._add(rec(4, 'A', { bytes: 50 }));
       expect(ids(q)).toEqual(['id-0001', 'id-0002', 'id-0004']);
       // the byte count follows removals too
       await q._remove(['id-0001']);
-      await q.add(rec(5, 'A', { bytes: 100 }));
+      await q._add(rec(5, 'A', { bytes: 100 }));
       expect(ids(q)).toEqual(['id-0002', 'id-0004', 'id-0005']);
     });
 
     it('counts adopted records against the bounds', async () => {
       const a = createQueue('A', WIDE, events());
-      await Promise.all([a.add(rec(1)), a.add(rec(2))]);
+      await Promise.all([a._add(rec(1)), a._add(rec(2))]);
       const b = createQueue('B', { ...WIDE, maxCount: 2 }, events());
       await b._adopt(() => true);
-      expect((await refusal(b.add(rec(3, 'B')))).code).toBe('queue_full');
+      expect((await refusal(b._add(rec(3, 'B')))).code).toBe('queue_full');
     });
 
     it('drops records older than maxAgeMs and reports them once, with all their ids', async () => {
       const ev = events();
       const now = Date.now();
       const q = createQueue('A', { ...WIDE, maxAgeMs: 1000 }, ev);
-      await q.add(rec(1, 'A', { queuedAt: now - 5000 }));
-      await q.add(rec(2, 'A', { queuedAt: now - 4000 }));
-      await q.add(rec(3, 'A', { queuedAt: now }));
+      await q._add(rec(1, 'A', { queuedAt: now - 5000 }));
+      await q._add(rec(2, 'A', { queuedAt: now - 4000 }));
+      await q._add(rec(3, 'A', { queuedAt: now }));
       expect(ids(q)).toEqual(['id-0003']);
       await vi.waitFor(() => expect(ev._expired).toHaveBeenCalledWith(['id-0001', 'id-0002']));
       expect(ev._expired).toHaveBeenCalledTimes(1);
@@ -364,17 +364,17 @@ describe('createQueue', () => {
       const ev = events();
       const now = Date.now();
       const q = createQueue('A', { ...WIDE, maxCount: 2, maxAgeMs: 1000 }, ev);
-      await q.add(rec(1, 'A', { queuedAt: now - 5000 }));
-      await q.add(rec(2, 'A', { queuedAt: now - 4000 }));
-      await q.add(rec(3, 'A', { queuedAt: now }));
+      await q._add(rec(1, 'A', { queuedAt: now - 5000 }));
+      await q._add(rec(2, 'A', { queuedAt: now - 4000 }));
+      await q._add(rec(3, 'A', { queuedAt: now }));
       expect(ids(q)).toEqual(['id-0003']);
       await vi.waitFor(() => expect(ev._expired).toHaveBeenCalledWith(['id-0001', 'id-0002']));
     });
 
     it('drops expired records it adopts', async () => {
       const a = createQueue('A', WIDE, events());
-      await a.add(rec(1, 'A', { queuedAt: Date.now() - 60000 }));
-      await a.add(rec(2, 'A'));
+      await a._add(rec(1, 'A', { queuedAt: Date.now() - 60000 }));
+      await a._add(rec(2, 'A'));
       const ev = events();
       const b = createQueue('B', { ...WIDE, maxAgeMs: 30000 }, ev);
       await b._adopt(() => true);
@@ -387,21 +387,21 @@ describe('createQueue', () => {
   describe('adopt', () => {
     it('keeps records in id order after adopting', async () => {
       const a = createQueue('A', WIDE, events());
-      await a.add(rec(2, 'A'));
-      await a.add(rec(4, 'A'));
+      await a._add(rec(2, 'A'));
+      await a._add(rec(4, 'A'));
       const b = createQueue('B', WIDE, events());
-      await b.add(rec(1, 'B'));
-      await b.add(rec(3, 'B'));
-      await b.add(rec(5, 'B'));
+      await b._add(rec(1, 'B'));
+      await b._add(rec(3, 'B'));
+      await b._add(rec(5, 'B'));
       await b._adopt((r) => r.owner == 'A');
       expect(ids(b)).toEqual(['id-0001', 'id-0002', 'id-0003', 'id-0004', 'id-0005']);
     });
 
     it('leaves the records of a live tab alone', async () => {
       const a = createQueue('A', WIDE, events());
-      await a.add(rec(1, 'A'));
+      await a._add(rec(1, 'A'));
       const b = createQueue('B', WIDE, events());
-      await b.add(rec(2, 'B'));
+      await b._add(rec(2, 'B'));
       await b._adopt(() => false);
       expect(ids(b)).toEqual(['id-0002']);
       expect((await stored()).find((r) => r.id == 'id-0001')!.owner).toBe('A');
@@ -410,38 +410,38 @@ describe('createQueue', () => {
     it("resolves to the queuedAt of the oldest record it left to another tab", async () => {
       const t = Date.now();
       const a = createQueue('A', WIDE, events());
-      await a.add(rec(1, 'A', { queuedAt: t - 1000 }));
-      await a.add(rec(2, 'A', { queuedAt: t - 3000 }));
+      await a._add(rec(1, 'A', { queuedAt: t - 1000 }));
+      await a._add(rec(2, 'A', { queuedAt: t - 3000 }));
       const c = createQueue('C', WIDE, events());
-      await c.add(rec(3, 'C', { queuedAt: t - 5000 }));
+      await c._add(rec(3, 'C', { queuedAt: t - 5000 }));
       const b = createQueue('B', WIDE, events());
-      await b.add(rec(4, 'B', { queuedAt: t - 9000 }));
+      await b._add(rec(4, 'B', { queuedAt: t - 9000 }));
       // C's record is adopted, so A's oldest is the one left; B's own record never counts
-      expect(await b._adopt((r) => r.owner == 'C')).toEqual({ left: t - 3000, due: 0 });
+      expect(await b._adopt((r) => r.owner == 'C')).toEqual({ _left: t - 3000, _due: 0 });
       expect(ids(b)).toEqual(['id-0003', 'id-0004']);
     });
 
     it('resolves to 0 when it left no record to another tab', async () => {
       const b = createQueue('B', WIDE, events());
-      expect(await b._adopt(() => false)).toEqual({ left: 0, due: 0 });
-      await b.add(rec(1, 'B'));
-      expect(await b._adopt(() => false)).toEqual({ left: 0, due: 0 });
+      expect(await b._adopt(() => false)).toEqual({ _left: 0, _due: 0 });
+      await b._add(rec(1, 'B'));
+      expect(await b._adopt(() => false)).toEqual({ _left: 0, _due: 0 });
       const a = createQueue('A', WIDE, events());
-      await a.add(rec(2, 'A'));
-      expect(await b._adopt(() => true)).toEqual({ left: 0, due: 0 });
+      await a._add(rec(2, 'A'));
+      expect(await b._adopt(() => true)).toEqual({ _left: 0, _due: 0 });
     });
 
     it('adopts only the records queued under its own write key and batch URL (CONTRACT section 6)', async () => {
       const k1 = createQueue('A', WIDE, events(), 'K1 https://h1.example/v1/batch');
-      await k1.add(rec(1, 'A'));
+      await k1._add(rec(1, 'A'));
       const k2 = createQueue('C', WIDE, events(), 'K2 https://h1.example/v1/batch');
-      await k2.add(rec(2, 'C'));
+      await k2._add(rec(2, 'C'));
       const h2 = createQueue('D', WIDE, events(), 'K1 https://h2.example/v1/batch');
-      await h2.add(rec(3, 'D'));
+      await h2._add(rec(3, 'D'));
       expect((await stored()).map((r) => r.source)).toEqual(['K1 https://h1.example/v1/batch', 'K2 https://h1.example/v1/batch', 'K1 https://h2.example/v1/batch']);
       // every tab is gone: each page takes only its own source's records
       const b = createQueue('B', WIDE, events(), 'K2 https://h1.example/v1/batch');
-      expect(await b._adopt(() => true)).toEqual({ left: 0, due: 0 });
+      expect(await b._adopt(() => true)).toEqual({ _left: 0, _due: 0 });
       expect(ids(b)).toEqual(['id-0002']);
       const e = createQueue('E', WIDE, events(), 'K1 https://h1.example/v1/batch');
       await e._adopt(() => true);
@@ -452,10 +452,10 @@ describe('createQueue', () => {
 
     it("adopts a record of the earlier version (no source) under its own, and deletes another source's expired ones", async () => {
       const old = createQueue('A', WIDE, events());
-      await old.add(rec(1, 'A'));
+      await old._add(rec(1, 'A'));
       const other = createQueue('C', WIDE, events(), 'K2 u');
-      await other.add(rec(2, 'C', { queuedAt: Date.now() - 2000 }));
-      await other.add(rec(3, 'C'));
+      await other._add(rec(2, 'C', { queuedAt: Date.now() - 2000 }));
+      await other._add(rec(3, 'C'));
       const b = createQueue('B', { ...WIDE, maxAgeMs: 1000 }, events(), 'K1 u');
       await b._adopt(() => true);
       expect(ids(b)).toEqual(['id-0001']);
@@ -464,7 +464,7 @@ describe('createQueue', () => {
 
     it("adopts nothing once the tabs' lock is no longer held (the page left while it read the store)", async () => {
       const a = createQueue('A', WIDE, events());
-      await Promise.all([a.add(rec(1, 'A')), a.add(rec(2, 'A'))]);
+      await Promise.all([a._add(rec(1, 'A')), a._add(rec(2, 'A'))]);
       const b = createQueue('B', WIDE, events());
       let left = false;
       const adopting = b._adopt(() => true, 0, () => !left);
@@ -485,8 +485,8 @@ describe('createQueue', () => {
   describe('reconcile', () => {
     it('drops its own records another tab took while this page was away', async () => {
       const a = createQueue('A', WIDE, events());
-      await a.add(rec(1, 'A'));
-      await a.add(rec(2, 'A'));
+      await a._add(rec(1, 'A'));
+      await a._add(rec(2, 'A'));
       // B adopts A's first record (A was in the back/forward cache meanwhile)
       const b = createQueue('B', WIDE, events());
       await b._adopt((r) => r.id == 'id-0001');
@@ -499,10 +499,10 @@ describe('createQueue', () => {
     for (const wait of [0, 1, 2, 3, 5, 8])
       it(`keeps a record added while it reads the store (${wait} microtasks in)`, async () => {
         const a = createQueue('A', WIDE, events());
-        await a.add(rec(1, 'A'));
+        await a._add(rec(1, 'A'));
         const reconciled = a._reconcile();
         for (let i = 0; i < wait; i++) await Promise.resolve();
-        const added = a.add(rec(2, 'A'));
+        const added = a._add(rec(2, 'A'));
         await Promise.all([reconciled, added]);
         expect(ids(a)).toEqual(['id-0001', 'id-0002']);
         expect(await storedIds()).toEqual(['id-0001', 'id-0002']);
@@ -524,8 +524,8 @@ describe('createQueue', () => {
       const ev = events();
       const q = createQueue('A', { ...WIDE, maxCount: 3 }, ev);
       expect(ev._fallback).toHaveBeenCalledTimes(1);
-      await q.add(rec(1));
-      await q.add(rec(2));
+      await q._add(rec(1));
+      await q._add(rec(2));
       await q._flushed();
       expect(ids(q)).toEqual(['id-0001', 'id-0002']);
       await q._remove(['id-0001']);
@@ -536,15 +536,15 @@ describe('createQueue', () => {
       expect(ids(q)).toEqual(['id-0002']);
       await q._remove(['id-0002']);
       await q._adopt(() => true);
-      await q.add(rec(3));
+      await q._add(rec(3));
       expect(ids(q)).toEqual(['id-0003']);
       expect(ev._fallback).toHaveBeenCalledTimes(1);
     });
 
     it('still enforces its bounds', async () => {
       const q = createQueue('A', { ...WIDE, maxCount: 1 }, events());
-      await q.add(rec(1));
-      const e = await refusal(q.add(rec(2)));
+      await q._add(rec(1));
+      const e = await refusal(q._add(rec(2)));
       expect(e.code).toBe('queue_full');
       expect(e.messageIds).toEqual(['id-0002']);
       expect(ids(q)).toEqual(['id-0001']);

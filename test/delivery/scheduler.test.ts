@@ -57,7 +57,7 @@ function setup(over: Partial<Omit<SchedulerDeps, '_handoff'>> = {}) {
   const add = (...rs: QueueRecord[]) => {
     for (const r of rs) {
       queue.records.push(r);
-      scheduler.notify();
+      scheduler._notify();
     }
     return rs;
   };
@@ -142,7 +142,7 @@ describe('createScheduler', () => {
       const { queue, scheduler } = setup({ flushAt: 20 });
       const rs = Array.from({ length: 50 }, () => record());
       queue.records.push(...rs);
-      scheduler.notify();
+      scheduler._notify();
       await advance(0);
       expect(fetch).toHaveBeenCalledTimes(1);
       expect(batchIds(bodies(fetch)[0])).toEqual(rs.map((r) => r.id));
@@ -199,7 +199,7 @@ describe('createScheduler', () => {
     it('sends nothing when nothing waits', async () => {
       const fetch = mockFetch([{ status: 200 }]);
       const { scheduler } = setup();
-      scheduler.notify();
+      scheduler._notify();
       await advance(10000);
       expect(fetch).not.toHaveBeenCalled();
     });
@@ -210,7 +210,7 @@ describe('createScheduler', () => {
       const fetch = mockFetch([{ status: 200 }]);
       const { add, scheduler } = setup();
       const [r] = add(record());
-      await scheduler.flush();
+      await scheduler._flush();
       expect(fetch).toHaveBeenCalledTimes(1);
       const [url, init] = fetch.mock.calls[0];
       expect(url).toBe(URL_);
@@ -228,7 +228,7 @@ describe('createScheduler', () => {
       const { scheduler, queue } = setup({ flushAt: 20 });
       const rs = Array.from({ length: 50 }, () => record(100));
       queue.records.push(...rs);
-      await scheduler.flush();
+      await scheduler._flush();
       expect(fetch).toHaveBeenCalledTimes(1);
       expect(batchIds(bodies(fetch)[0])).toEqual(rs.map((r) => r.id));
     });
@@ -238,7 +238,7 @@ describe('createScheduler', () => {
       const { scheduler, queue } = setup();
       const rs = Array.from({ length: 60 }, (_, i) => record(20000 + ((i * 7919) % 11000)));
       queue.records.push(...rs);
-      await scheduler.flush();
+      await scheduler._flush();
       const sent = bodies(fetch);
       expect(sent.length).toBeGreaterThan(1);
       for (const b of sent) expect(byteLength(b)).toBeLessThanOrEqual(500000);
@@ -267,14 +267,14 @@ describe('createScheduler', () => {
       // About 800 KB: the pass plans two batches under the 500 KB limit.
       const rs = Array.from({ length: 40 }, () => record(20000));
       queue.records.push(...rs);
-      await scheduler.flush();
+      await scheduler._flush();
       expect(fetch).toHaveBeenCalledTimes(1);
       const first = batchIds(String((fetch.mock.calls[0][1] as RequestInit).body));
       expect(first.length).toBeGreaterThan(0);
       expect(first.length).toBeLessThan(rs.length);
       expect(queue.records).toEqual(rs.slice(first.length));
       // The next pass sends the rest.
-      await scheduler.flush();
+      await scheduler._flush();
       expect(fetch).toHaveBeenCalledTimes(2);
       expect(batchIds(String((fetch.mock.calls[1][1] as RequestInit).body))).toEqual(rs.slice(first.length).map((r) => r.id));
       expect(queue.records).toEqual([]);
@@ -325,7 +325,7 @@ describe('createScheduler', () => {
       const { scheduler, queue, emit } = setup();
       const r = record();
       queue.records.push(r);
-      const done = scheduler.flush();
+      const done = scheduler._flush();
       await drain();
       expect(fn).toHaveBeenCalledTimes(1);
       await advance(0);
@@ -342,7 +342,7 @@ describe('createScheduler', () => {
       const { scheduler, queue } = setup();
       const rs = Array.from({ length: 4 }, () => record(20000)); // over the 60,000-byte keepalive budget together
       queue.records.push(...rs);
-      await scheduler.flush();
+      await scheduler._flush();
       await advance(0);
       expect(fn).toHaveBeenCalledTimes(1);
       expect((fn.mock.calls[0][1] as RequestInit).keepalive).toBe(false);
@@ -356,9 +356,9 @@ describe('createScheduler', () => {
       const fetch = mockFetch([{ status: 200 }]);
       const { scheduler, queue } = setup();
       queue.records.push(record(100));
-      await scheduler.flush();
+      await scheduler._flush();
       queue.records.push(record(30000), record(30000));
-      await scheduler.flush();
+      await scheduler._flush();
       expect(fetch.mock.calls.map((c) => c[1].keepalive)).toEqual([true, false]);
     });
 
@@ -393,7 +393,7 @@ describe('createScheduler', () => {
       const { add, scheduler, queue } = setup({ flushAt: 1 });
       add(record());
       await advance(0);
-      await scheduler.flush();
+      await scheduler._flush();
       expect(fetch).toHaveBeenCalledTimes(2);
       expect(queue.records).toEqual([]);
     });
@@ -404,7 +404,7 @@ describe('createScheduler', () => {
       const rs = [record(), record(), record(0, { marker: 'BAD' }), record()];
       const bad = rs[2];
       queue.records.push(...rs);
-      await scheduler.flush();
+      await scheduler._flush();
       expect(queue.records).toEqual([]);
       expect(report).toHaveBeenCalledTimes(1);
       const err = report.mock.calls[0][0];
@@ -426,7 +426,7 @@ describe('createScheduler', () => {
       const [a, bad, c, d, e] = rs;
       queue.records.push(...rs);
       // No timer runs inside flush(): every half goes out before it settles.
-      await scheduler.flush();
+      await scheduler._flush();
       expect(bodies(fetch).map(batchIds)).toEqual([
         rs.map((r) => r.id),
         [a.id, bad.id, c.id],
@@ -448,7 +448,7 @@ describe('createScheduler', () => {
       const { scheduler, queue, emit } = setup();
       const [good, bad] = [record(), record(0, { marker: 'BAD' })];
       queue.records.push(good, bad);
-      await scheduler.flush();
+      await scheduler._flush();
       expect(bodies(fetch).map(batchIds)).toEqual([[good.id, bad.id], [good.id]]);
       expect(good.attempts).toBe(1);
       expect(bad.attempts).toBe(0);
@@ -463,14 +463,14 @@ describe('createScheduler', () => {
       const events = { _expired: () => {}, _fallback: () => {} };
       // An earlier page failed to deliver it three times, then closed.
       const r = { ...record(), attempts: 3, owner: 'gone' };
-      await createQueue('gone', DEFAULT_BOUNDS, events).add(r);
+      await createQueue('gone', DEFAULT_BOUNDS, events)._add(r);
       const queue = createQueue('me', DEFAULT_BOUNDS, events);
       await queue._adopt(() => true);
       expect(queue._list().map((q) => q.attempts)).toEqual([3]);
       mockFetch([{ status: 503 }]);
       vi.spyOn(Math, 'random').mockReturnValue(0);
       const { scheduler, emit } = setup({ _queue: queue });
-      await scheduler.flush();
+      await scheduler._flush();
       // The fourth attempt's backoff: 1 s doubled three times, halved by the jitter (the first would be 500 ms).
       expect(emit).toHaveBeenCalledWith('retry', expect.objectContaining({ status: 503, delay: 4000, messageIds: [r.id] }));
       const store = createStore('svc-analytics', 'queue');
@@ -482,7 +482,7 @@ describe('createScheduler', () => {
       const { scheduler, queue, report } = setup();
       const rs = [record(), record(), record()];
       queue.records.push(...rs);
-      await scheduler.flush();
+      await scheduler._flush();
       expect(fetch).toHaveBeenCalledTimes(1);
       expect(queue.records).toEqual(rs);
       expect(report).not.toHaveBeenCalled();
@@ -497,7 +497,7 @@ describe('createScheduler', () => {
       const { add, scheduler, queue } = setup({ flushAt: 1 });
       const rs = add(record(), record());
       await advance(5000);
-      await scheduler.flush();
+      await scheduler._flush();
       expect(fetch).not.toHaveBeenCalled();
       expect(queue.records).toEqual(rs);
     });
@@ -516,7 +516,7 @@ describe('createScheduler', () => {
       vi.spyOn(transport, '_fits').mockReturnValue(false); // the keepalive budget is used up
       const inflight = record();
       queue.records.push(inflight);
-      const done = scheduler.flush();
+      const done = scheduler._flush();
       await drain();
       expect((fetch.mock.calls[0][1] as RequestInit).keepalive).toBe(false);
       // Only hidden: the page lives on and sees the answer.
@@ -538,11 +538,11 @@ describe('createScheduler', () => {
       const { scheduler, queue, emit } = setup();
       const sent = record();
       queue.records.push(sent);
-      const done = scheduler.flush();
+      const done = scheduler._flush();
       await drain();
       // consent withdrawn: the store is emptied (by the queue), then the scheduler is told
       queue.records.length = 0;
-      scheduler.erased();
+      scheduler._erased();
       answer({ status: 200, headers: { get: () => null } });
       await done;
       // (a removal started now would be cut off by the exit below and leave its ids noted)
@@ -586,7 +586,7 @@ describe('createScheduler', () => {
       const { scheduler, queue } = setup();
       const inflight = record();
       queue.records.push(inflight);
-      scheduler.flush();
+      scheduler._flush();
       await drain();
       scheduler._exit('discarded');
       expect(note()).toEqual([inflight.id]);
@@ -601,7 +601,7 @@ describe('createScheduler', () => {
       const { scheduler, queue } = setup();
       const inflight = record();
       queue.records.push(inflight);
-      const done = scheduler.flush();
+      const done = scheduler._flush();
       await drain();
       const later = record();
       queue.records.push(later);
@@ -626,7 +626,7 @@ describe('createScheduler', () => {
       const { scheduler, queue } = setup();
       const inflight = record();
       queue.records.push(inflight);
-      const done = scheduler.flush();
+      const done = scheduler._flush();
       await drain();
       // Chromium rejects the fetch as the page unloads, before pagehide reaches us: the exit still notes it.
       fail(new TypeError('Failed to fetch'));
@@ -657,7 +657,7 @@ describe('createScheduler', () => {
       const { scheduler, queue, emit } = setup();
       const inflight = record();
       queue.records.push(inflight);
-      const done = scheduler.flush();
+      const done = scheduler._flush();
       await drain();
       scheduler._exit('hidden');
       expect(note()).toEqual([inflight.id]);
@@ -677,7 +677,7 @@ describe('createScheduler', () => {
       const { scheduler, queue } = setup();
       const inflight = record();
       queue.records.push(inflight);
-      const done = scheduler.flush();
+      const done = scheduler._flush();
       await drain();
       scheduler._exit('hidden');
       expect(note()).toEqual([inflight.id]);
@@ -702,7 +702,7 @@ describe('createScheduler', () => {
       const [a, bad, c, d] = rs;
       queue.records.push(...rs);
       const posted = () => fetch.mock.calls.map((call) => batchIds(String((call[1] as RequestInit).body)));
-      const done = scheduler.flush();
+      const done = scheduler._flush();
       await drain();
       expect(posted()).toEqual([rs.map((r) => r.id)]);
       answers[0](400); // the split plans [a, bad] and then [c, d]
@@ -740,7 +740,7 @@ describe('createScheduler', () => {
       // About 800 KB: the pass plans two batches under the 500 KB limit.
       const rs = Array.from({ length: 40 }, () => record(20000));
       queue.records.push(...rs);
-      const done = scheduler.flush();
+      const done = scheduler._flush();
       await drain();
       expect(fetch).toHaveBeenCalledTimes(1);
       const first = batchIds(String((fetch.mock.calls[0][1] as RequestInit).body));
@@ -821,12 +821,12 @@ describe('createScheduler', () => {
       expect(held.every((h) => h.signal.aborted)).toBe(true);
       // stored after pagehide (the page is going away): not deferred, it waits for the next load
       queue.records.push(record());
-      scheduler.notify();
+      scheduler._notify();
       scheduler._exit('hidden');
       await advance(1);
       expect(live()).toEqual([]);
       scheduler._shown();
-      scheduler.notify();
+      scheduler._notify();
       await advance(1);
       expect(live()).toHaveLength(1);
     });
@@ -856,7 +856,7 @@ describe('createScheduler', () => {
       await advance(1);
       expect(live()).toHaveLength(1);
       queue.records.length = 0;
-      scheduler.erased();
+      scheduler._erased();
       expect(live()).toEqual([]);
       await advance(1);
       expect(live()).toEqual([]);

@@ -32,7 +32,7 @@ afterEach(() => {
 describe('adoptOrphans', () => {
   it('first deletes the records an exit noted as handed to the browser (the page died before deleting them)', async () => {
     const a = createQueue('A', WIDE, events());
-    await Promise.all([a.add(rec(1)), a.add(rec(2))]);
+    await Promise.all([a._add(rec(1)), a._add(rec(2))]);
     // The page went away right after noting the ids: IndexedDB still holds the record.
     localStorage.setItem('svc_sent', JSON.stringify(['id-0001']));
     expect(await storedIds()).toEqual(['id-0001', 'id-0002']);
@@ -46,7 +46,7 @@ describe('adoptOrphans', () => {
 
   it('never adopts a record handed to the browser (taken out and noted, never deleted)', async () => {
     const a = createQueue('A', WIDE, events());
-    await Promise.all([a.add(rec(1)), a.add(rec(2))]);
+    await Promise.all([a._add(rec(1)), a._add(rec(2))]);
     a._takeOut(['id-0001']);
     localStorage.setItem('svc_sent', JSON.stringify(['id-0001']));
     const b = createQueue('B', WIDE, events());
@@ -60,16 +60,16 @@ describe('adoptOrphans', () => {
     try {
       const t = Date.now();
       const a = createQueue('A', WIDE, events());
-      await a.add(rec(1, 'A'));
-      await a.add(rec(2, 'A'));
+      await a._add(rec(1, 'A'));
+      await a._add(rec(2, 'A'));
       const b = createQueue('B', WIDE, events());
       // first sight: nothing adopted yet, and B is told when to look again
-      expect(await adoptOrphans(b, () => true, 1500)).toEqual({ left: 0, due: t + 1500 });
+      expect(await adoptOrphans(b, () => true, 1500)).toEqual({ _left: 0, _due: t + 1500 });
       expect(ids(b)).toEqual([]);
       // A's note that it handed id-0001 to the browser arrives late (another page's localStorage write)
       localStorage.setItem('svc_sent', JSON.stringify(['id-0001']));
       vi.setSystemTime(t + 1500);
-      expect(await adoptOrphans(b, () => true, 1500)).toEqual({ left: 0, due: 0 });
+      expect(await adoptOrphans(b, () => true, 1500)).toEqual({ _left: 0, _due: 0 });
       expect(ids(b)).toEqual(['id-0002']);
     } finally {
       vi.useRealTimers();

@@ -94,12 +94,12 @@ afterEach(() => {
 });
 
 // What a tab without usable Web Locks does.
-async function expectLeaseMode(t: ReturnType<typeof createTabs>) {
+async function expectLeaseMode(t: ReturnType<typeof createTabs>, id = 'A') {
   expect(t._leased()).toBe(true);
   const isOrphan = await t._orphans();
   expect(isOrphan(record('other', LEASE_MS + 1000))).toBe(true);
   expect(isOrphan(record('other', LEASE_MS - 1000))).toBe(false);
-  expect(isOrphan(record(t.id, LEASE_MS + 1000))).toBe(false);
+  expect(isOrphan(record(id, LEASE_MS + 1000))).toBe(false);
   const fn = vi.fn(async () => 'done');
   expect(await t._exclusive(fn)).toBe('done');
   expect(fn).toHaveBeenCalledTimes(1);

@@ -44,21 +44,21 @@ describe('createTransport', () => {
 
     it('answers with the status and Retry-After', async () => {
       vi.stubGlobal('fetch', async () => response(429, '30'));
-      expect(await createTransport()._post(URL_, KEY, '{}', 2, true)).toEqual({ status: 429, retryAfter: '30' });
+      expect(await createTransport()._post(URL_, KEY, '{}', 2, true)).toEqual({ _status: 429, _retryAfter: '30' });
     });
 
     it('answers status 0 for a network error, never rejecting', async () => {
       vi.stubGlobal('fetch', async () => {
         throw new TypeError('Failed to fetch');
       });
-      expect(await createTransport()._post(URL_, KEY, '{}', 2, true)).toEqual({ status: 0, retryAfter: null });
+      expect(await createTransport()._post(URL_, KEY, '{}', 2, true)).toEqual({ _status: 0, _retryAfter: null });
     });
 
     it('answers status 0 when fetch throws synchronously', async () => {
       vi.stubGlobal('fetch', () => {
         throw new TypeError('not allowed');
       });
-      expect(await createTransport()._post(URL_, KEY, '{}', 2, false)).toEqual({ status: 0, retryAfter: null });
+      expect(await createTransport()._post(URL_, KEY, '{}', 2, false)).toEqual({ _status: 0, _retryAfter: null });
     });
 
     it('abandons a request that has no answer after TIMEOUT_MS with status 0', async () => {
@@ -77,7 +77,7 @@ describe('createTransport', () => {
       expect(answer).toBeUndefined();
       await vi.advanceTimersByTimeAsync(1);
       expect(signal!.aborted).toBe(true);
-      await vi.waitFor(() => expect(answer).toEqual({ status: 0, retryAfter: null }));
+      await vi.waitFor(() => expect(answer).toEqual({ _status: 0, _retryAfter: null }));
     });
 
     it('reads the response body to its end (cancelling it shows the request as failed in the developer tools), and answers only once that is done', async () => {
@@ -93,14 +93,14 @@ describe('createTransport', () => {
       await new Promise((r) => setTimeout(r));
       expect(answer).toBeUndefined();
       finish();
-      await vi.waitFor(() => expect(answer).toEqual({ status: 200, retryAfter: null }));
+      await vi.waitFor(() => expect(answer).toEqual({ _status: 200, _retryAfter: null }));
       expect(cancel).not.toHaveBeenCalled();
     });
 
     it('answers with the status even when reading the body fails', async () => {
       const arrayBuffer = vi.fn(() => Promise.reject(new TypeError('network error')));
       vi.stubGlobal('fetch', async () => ({ ...response(204, null, {}), arrayBuffer }));
-      expect(await createTransport()._post(URL_, KEY, '{}', 2, true)).toEqual({ status: 204, retryAfter: null });
+      expect(await createTransport()._post(URL_, KEY, '{}', 2, true)).toEqual({ _status: 204, _retryAfter: null });
     });
 
     it('uses the fetch there was when it was created, not one the page put in its place later', async () => {
@@ -109,7 +109,7 @@ describe('createTransport', () => {
       const t = createTransport();
       const replaced = vi.fn(async () => response(500));
       vi.stubGlobal('fetch', replaced);
-      expect((await t._post(URL_, KEY, '{}', 2, true)).status).toBe(200);
+      expect((await t._post(URL_, KEY, '{}', 2, true))._status).toBe(200);
       expect(original).toHaveBeenCalledTimes(1);
       expect(replaced).not.toHaveBeenCalled();
     });

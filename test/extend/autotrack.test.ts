@@ -4,9 +4,9 @@ import { createAutotrack } from '../../src/extend/autotrack';
 // A track call whose message is not queued at once (a middleware still has it): the navigation would be held.
 const held = () =>
   createAutotrack({
-    track: () => ({ queued: false, done: new Promise(() => {}) }),
-    report: () => {},
-    timeout: () => 60_000,
+    _track: () => ({ _queued: false, _done: new Promise(() => {}) }),
+    _report: () => {},
+    _timeout: () => 60_000,
   });
 
 const click = (el: Element) => {

@@ -43,7 +43,7 @@ function setup(debug = false) {
   vi.spyOn(console, 'warn').mockImplementation((_tag: unknown, text: unknown) => warn(text));
   const tools = createDebugTools();
   const check = vi.fn((event: string, properties: unknown) => debug && tools.checkEcommerce(event, properties));
-  const helpers = createEcommerce({ track, check }) as unknown as Record<string, (...args: unknown[]) => Promise<CallResult>>;
+  const helpers = createEcommerce({ _track: track, _check: check }) as unknown as Record<string, (...args: unknown[]) => Promise<CallResult>>;
   return { helpers, track, warn, check };
 }
 

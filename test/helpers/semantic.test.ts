@@ -17,7 +17,7 @@ const RESULT = { event: { type: 'track' } } as unknown as CallResult;
 function setup(userId: string | null = 'u1') {
   const track = vi.fn(async (..._args: unknown[]) => RESULT);
   const report = vi.fn();
-  const helpers = createSemantic({ track, userId: () => userId, refuse: refusal(report) }) as unknown as Record<
+  const helpers = createSemantic({ _track: track, _userId: () => userId, _refuse: refusal(report) }) as unknown as Record<
     string,
     (...args: unknown[]) => Promise<CallResult>
   >;
@@ -131,7 +131,7 @@ describe('createSemantic', () => {
   });
 
   it('works with a refusal that reports nothing', async () => {
-    const helpers = createSemantic({ track: async () => RESULT, userId: () => null, refuse: refusal() });
+    const helpers = createSemantic({ _track: async () => RESULT, _userId: () => null, _refuse: refusal() });
     await expect(helpers.userSuppressed()).rejects.toMatchObject({ code: 'invalid_arguments' });
   });
 });

@@ -147,47 +147,47 @@ describe('domainCandidates', () => {
 describe('createIdentity', () => {
   it('starts a new anonymous id and persists it to a cookie and localStorage', () => {
     const id = createIdentity();
-    expect(id.anonymousId()).toMatch(UUID_V4);
-    expect(id.userId()).toBeNull();
-    expect(id.traits()).toEqual({});
-    expect(decode(cookie(KEYS.anonymousId))).toBe(id.anonymousId());
-    expect(decode(localStorage.getItem(KEYS.anonymousId))).toBe(id.anonymousId());
+    expect(id._anonymousId()).toMatch(UUID_V4);
+    expect(id._userId()).toBeNull();
+    expect(id._traits()).toEqual({});
+    expect(decode(cookie(KEYS.anonymousId))).toBe(id._anonymousId());
+    expect(decode(localStorage.getItem(KEYS.anonymousId))).toBe(id._anonymousId());
   });
 
   it('reads the same anonymous id back in a second instance', () => {
-    const first = createIdentity().anonymousId();
-    expect(createIdentity().anonymousId()).toBe(first);
+    const first = createIdentity()._anonymousId();
+    expect(createIdentity()._anonymousId()).toBe(first);
   });
 
   it('keeps the anonymous id from localStorage when the cookie was wiped', () => {
-    const first = createIdentity().anonymousId();
+    const first = createIdentity()._anonymousId();
     clearCookies();
     expect(cookie(KEYS.anonymousId)).toBeUndefined();
-    expect(createIdentity().anonymousId()).toBe(first);
+    expect(createIdentity()._anonymousId()).toBe(first);
   });
 
   it('writes the surviving values back to the cookie when only localStorage kept them', () => {
     const a = createIdentity();
-    a.identify('u1', {});
+    a._identify('u1', {});
     clearCookies();
     createIdentity();
-    expect(decode(cookie(KEYS.anonymousId))).toBe(a.anonymousId());
+    expect(decode(cookie(KEYS.anonymousId))).toBe(a._anonymousId());
     expect(decode(cookie(KEYS.userId))).toBe('u1');
   });
 
   it('keeps the anonymous id from the cookie when localStorage was wiped', () => {
-    const first = createIdentity().anonymousId();
+    const first = createIdentity()._anonymousId();
     localStorage.clear();
-    expect(createIdentity().anonymousId()).toBe(first);
+    expect(createIdentity()._anonymousId()).toBe(first);
   });
 
   it('persists the user id and traits for the next instance', () => {
     const a = createIdentity();
-    a.identify('u1', { plan: 'pro' });
+    a._identify('u1', { plan: 'pro' });
     const b = createIdentity();
-    expect(b.userId()).toBe('u1');
-    expect(b.traits()).toEqual({ plan: 'pro' });
-    expect(b.anonymousId()).toBe(a.anonymousId());
+    expect(b._userId()).toBe('u1');
+    expect(b._traits()).toEqual({ plan: 'pro' });
+    expect(b._anonymousId()).toBe(a._anonymousId());
   });
 
   it('reads back ids that look like numbers or JSON exactly as they were set', () => {
@@ -196,10 +196,10 @@ describe('createIdentity', () => {
       clearCookies();
       localStorage.clear();
       const a = createIdentity();
-      a.identify(value, {});
-      a.setAnonymousId(value);
+      a._identify(value, {});
+      a._setAnonymousId(value);
       const b = createIdentity();
-      return { userId: b.userId(), anonymousId: b.anonymousId() };
+      return { userId: b._userId(), anonymousId: b._anonymousId() };
     });
     expect(readBack).toEqual(values.map((v) => ({ userId: v, anonymousId: v })));
   });
@@ -210,7 +210,7 @@ describe('createIdentity', () => {
     JSON.stringify = () => 'page';
     (Array.prototype as any).toJSON = () => 'array';
     try {
-      a.identify('u"1', { tags: ['a', 'b'], nested: { n: 1 } });
+      a._identify('u"1', { tags: ['a', 'b'], nested: { n: 1 } });
     } finally {
       JSON.stringify = saved;
       delete (Array.prototype as any).toJSON;
@@ -218,19 +218,19 @@ describe('createIdentity', () => {
     expect(JSON.parse(localStorage.getItem(KEYS.traits)!)).toEqual({ tags: ['a', 'b'], nested: { n: 1 } });
     expect(JSON.parse(localStorage.getItem(KEYS.userId)!)).toBe('u"1');
     const b = createIdentity();
-    expect(b.userId()).toBe('u"1');
-    expect(b.traits()).toEqual({ tags: ['a', 'b'], nested: { n: 1 } });
+    expect(b._userId()).toBe('u"1');
+    expect(b._traits()).toEqual({ tags: ['a', 'b'], nested: { n: 1 } });
   });
 
   it('adopts analytics.js ids from cookies in their %22..%22 form on first load', () => {
     document.cookie = 'ajs_anonymous_id=%22anon-abc%22; path=/';
     document.cookie = 'ajs_user_id=%22user-1%22; path=/';
     const id = createIdentity();
-    expect(id.anonymousId()).toBe('anon-abc');
-    expect(id.userId()).toBe('user-1');
+    expect(id._anonymousId()).toBe('anon-abc');
+    expect(id._userId()).toBe('user-1');
     // and keeps them under its own names
     clearCookies();
-    expect(createIdentity().anonymousId()).toBe('anon-abc');
+    expect(createIdentity()._anonymousId()).toBe('anon-abc');
   });
 
   it('adopts analytics.js ids and traits from localStorage in their JSON form on first load', () => {
@@ -238,61 +238,61 @@ describe('createIdentity', () => {
     localStorage.setItem('ajs_user_id', JSON.stringify('user-ls'));
     localStorage.setItem('ajs_user_traits', JSON.stringify({ plan: 'pro' }));
     const id = createIdentity();
-    expect(id.anonymousId()).toBe('anon-ls');
-    expect(id.userId()).toBe('user-ls');
-    expect(id.traits()).toEqual({ plan: 'pro' });
+    expect(id._anonymousId()).toBe('anon-ls');
+    expect(id._userId()).toBe('user-ls');
+    expect(id._traits()).toEqual({ plan: 'pro' });
   });
 
   it('adopts analytics.js ids on the first load only', () => {
-    const mine = createIdentity().anonymousId();
+    const mine = createIdentity()._anonymousId();
     document.cookie = 'ajs_anonymous_id=%22anon-later%22; path=/';
     document.cookie = 'ajs_user_id=%22user-later%22; path=/';
     localStorage.setItem('ajs_anonymous_id', JSON.stringify('anon-later'));
     const again = createIdentity();
-    expect(again.anonymousId()).toBe(mine);
-    expect(again.userId()).toBeNull();
+    expect(again._anonymousId()).toBe(mine);
+    expect(again._userId()).toBeNull();
   });
 
   describe('identify', () => {
     it('keeps the current user id when none is given', () => {
       const id = createIdentity();
-      id.identify('u1', { a: 1 });
-      id.identify(undefined, { a: 2 });
-      expect(id.userId()).toBe('u1');
-      expect(id.traits()).toEqual({ a: 2 });
+      id._identify('u1', { a: 1 });
+      id._identify(undefined, { a: 2 });
+      expect(id._userId()).toBe('u1');
+      expect(id._traits()).toEqual({ a: 2 });
     });
 
     it('stores a new user and its traits', () => {
       const id = createIdentity();
-      id.identify('u1', { a: 1 });
-      id.identify('u2', { b: 2 });
-      expect(id.userId()).toBe('u2');
-      expect(id.traits()).toEqual({ b: 2 });
-      expect(createIdentity().traits()).toEqual({ b: 2 });
+      id._identify('u1', { a: 1 });
+      id._identify('u2', { b: 2 });
+      expect(id._userId()).toBe('u2');
+      expect(id._traits()).toEqual({ b: 2 });
+      expect(createIdentity()._traits()).toEqual({ b: 2 });
     });
   });
 
   describe('reset', () => {
     it('forgets the user and traits and starts a new anonymous id, in memory and in storage', () => {
       const id = createIdentity();
-      id.identify('u1', { a: 1 });
-      const before = id.anonymousId();
-      id.reset();
-      expect(id.userId()).toBeNull();
-      expect(id.traits()).toEqual({});
-      expect(id.anonymousId()).toMatch(UUID_V4);
-      expect(id.anonymousId()).not.toBe(before);
+      id._identify('u1', { a: 1 });
+      const before = id._anonymousId();
+      id._reset();
+      expect(id._userId()).toBeNull();
+      expect(id._traits()).toEqual({});
+      expect(id._anonymousId()).toMatch(UUID_V4);
+      expect(id._anonymousId()).not.toBe(before);
       const next = createIdentity();
-      expect(next.userId()).toBeNull();
-      expect(next.traits()).toEqual({});
-      expect(next.anonymousId()).toBe(id.anonymousId());
+      expect(next._userId()).toBeNull();
+      expect(next._traits()).toEqual({});
+      expect(next._anonymousId()).toBe(id._anonymousId());
     });
   });
 
   describe('setAnonymousId', () => {
     it('replaces and persists the anonymous id', () => {
-      createIdentity().setAnonymousId('custom-1');
-      expect(createIdentity().anonymousId()).toBe('custom-1');
+      createIdentity()._setAnonymousId('custom-1');
+      expect(createIdentity()._anonymousId()).toBe('custom-1');
     });
   });
 
@@ -300,32 +300,32 @@ describe('createIdentity', () => {
     it('picks up what another tab stored', () => {
       const a = createIdentity();
       const b = createIdentity();
-      b.identify('u9', { z: 1 });
-      a.reload();
-      expect(a.userId()).toBe('u9');
-      expect(a.traits()).toEqual({ z: 1 });
+      b._identify('u9', { z: 1 });
+      a._reload();
+      expect(a._userId()).toBe('u9');
+      expect(a._traits()).toEqual({ z: 1 });
     });
   });
 
   it("with storage 'memory' persists nothing", () => {
     const id = createIdentity({ storage: 'memory' });
-    id.identify('u1', { a: 1 });
-    id.setAnonymousId('mem-1');
-    expect(id.anonymousId()).toBe('mem-1');
-    expect(id.userId()).toBe('u1');
+    id._identify('u1', { a: 1 });
+    id._setAnonymousId('mem-1');
+    expect(id._anonymousId()).toBe('mem-1');
+    expect(id._userId()).toBe('u1');
     expect(document.cookie).toBe('');
     expect(localStorage.length).toBe(0);
-    expect(createIdentity({ storage: 'memory' }).userId()).toBeNull();
+    expect(createIdentity({ storage: 'memory' })._userId()).toBeNull();
   });
 
   it("with storage 'localStorage' sets no cookie but persists", () => {
     const a = createIdentity({ storage: 'localStorage' });
-    a.identify('u1', {});
+    a._identify('u1', {});
     expect(document.cookie).toBe('');
-    expect(decode(localStorage.getItem(KEYS.anonymousId))).toBe(a.anonymousId());
+    expect(decode(localStorage.getItem(KEYS.anonymousId))).toBe(a._anonymousId());
     const b = createIdentity({ storage: 'localStorage' });
-    expect(b.anonymousId()).toBe(a.anonymousId());
-    expect(b.userId()).toBe('u1');
+    expect(b._anonymousId()).toBe(a._anonymousId());
+    expect(b._userId()).toBe('u1');
   });
 
   it('writes the cookie on the widest domain that accepts one, so subdomains share it', () => {
@@ -336,7 +336,7 @@ describe('createIdentity', () => {
     expect(writes.length).toBeGreaterThan(0);
     for (const w of writes) expect(w).toMatch(/; domain=shop\.co\.uk(;|$)/);
     expect(decode(readCookie(document.cookie, 'svc_probe'))).toBeUndefined();
-    expect(decode(cookie(KEYS.anonymousId))).toBe(id.anonymousId());
+    expect(decode(cookie(KEYS.anonymousId))).toBe(id._anonymousId());
   });
 
   it('writes a SameSite=Lax cookie that lasts the configured number of days', () => {
@@ -362,10 +362,10 @@ describe('createIdentity where the browser blocks cookies', () => {
     });
     try {
       const id = createIdentity();
-      expect(id.anonymousId()).toMatch(/^[0-9a-f-]{36}$/);
-      id.identify('u1', { a: 1 });
-      expect(id.userId()).toBe('u1');
-      expect(createIdentity().anonymousId()).toBe(id.anonymousId()); // read back from localStorage
+      expect(id._anonymousId()).toMatch(/^[0-9a-f-]{36}$/);
+      id._identify('u1', { a: 1 });
+      expect(id._userId()).toBe('u1');
+      expect(createIdentity()._anonymousId()).toBe(id._anonymousId()); // read back from localStorage
     } finally {
       delete (document as any).cookie; // the inherited accessor is back
     }
@@ -375,29 +375,29 @@ describe('createIdentity where the browser blocks cookies', () => {
 describe('group', () => {
   it('persists the group id (cookie and localStorage) and traits (localStorage), merging traits of the same group', () => {
     const id = createIdentity();
-    expect(id.groupId()).toBeNull();
-    expect(id.groupTraits()).toEqual({});
-    id.group('g1', { plan: 'pro' });
-    id.group('g1', { seats: 3 });
+    expect(id._groupId()).toBeNull();
+    expect(id._groupTraits()).toEqual({});
+    id._group('g1', { plan: 'pro' });
+    id._group('g1', { seats: 3 });
     expect(cookie(KEYS.groupId)).toBe(encodeURIComponent('"g1"'));
     expect(cookie(KEYS.groupTraits)).toBeUndefined();
     const again = createIdentity();
-    expect(again.groupId()).toBe('g1');
-    expect(again.groupTraits()).toEqual({ plan: 'pro', seats: 3 });
-    again.group('g2', { plan: 'free' });
-    expect(createIdentity().groupTraits()).toEqual({ plan: 'free' });
+    expect(again._groupId()).toBe('g1');
+    expect(again._groupTraits()).toEqual({ plan: 'pro', seats: 3 });
+    again._group('g2', { plan: 'free' });
+    expect(createIdentity()._groupTraits()).toEqual({ plan: 'free' });
   });
 
   it('adopts the analytics.js group on first load, and reset() forgets it', () => {
     localStorage.setItem('ajs_group_id', '"acme"');
     localStorage.setItem('ajs_group_properties', '{"name":"Acme"}');
     const id = createIdentity();
-    expect(id.groupId()).toBe('acme');
-    expect(id.groupTraits()).toEqual({ name: 'Acme' });
-    id.reset();
-    expect(id.groupId()).toBeNull();
+    expect(id._groupId()).toBe('acme');
+    expect(id._groupTraits()).toEqual({ name: 'Acme' });
+    id._reset();
+    expect(id._groupId()).toBeNull();
     const next = createIdentity();
-    expect(next.groupId()).toBeNull();
-    expect(next.groupTraits()).toEqual({});
+    expect(next._groupId()).toBeNull();
+    expect(next._groupTraits()).toEqual({});
   });
 });

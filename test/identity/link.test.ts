@@ -78,7 +78,7 @@ describe('startLink', () => {
     let open = false;
     const decorate = vi.fn();
     startLink(['shop.test'], identity, () => open, () => {}, (use) => use({ decorate, sync: () => {} }));
-    expect(identity.anonymousId()).toBe('adopted');
+    expect(identity._anonymousId()).toBe('adopted');
     const [domains, id] = decorate.mock.calls[0];
     expect(domains).toEqual(['shop.test']);
     expect(id()).toBe(false);
@@ -113,7 +113,7 @@ describe('cameFrom', () => {
     referrer('https://evil.test/');
     const identity = createIdentity({ persist: false });
     startLink(['shop.test'], identity, () => true, () => {}, () => {});
-    expect(identity.anonymousId()).not.toBe('adopted');
+    expect(identity._anonymousId()).not.toBe('adopted');
     expect(location.href).toBe('https://checkout.test/?a=1');
   });
 });

@@ -52,7 +52,7 @@ describe('createIdentity with server cookies: forget', () => {
     const identity = createIdentity({ server });
     localStorage.setItem(SYNC_KEY, '{"cookies":{}}');
     localStorage.setItem(SYNC_KEY + '_asked', '{}');
-    identity.forget();
+    identity._forget();
     expect([localStorage.getItem(SYNC_KEY), localStorage.getItem(SYNC_KEY + '_asked')]).toEqual([null, null]);
   });
 });
@@ -118,14 +118,14 @@ describe('createIdentity with server cookies', () => {
     const changed = vi.fn();
     const identity = createIdentity({ persist: false, server: { _holds: serverHolds, _changed: changed, _forget: () => {} } });
     expect(changed).not.toHaveBeenCalled(); // consent pending: nothing written, nothing asked
-    identity.persist();
+    identity._persist();
     expect(changed).toHaveBeenCalled();
-    const value = encodeURIComponent(JSON.stringify(identity.anonymousId()));
+    const value = encodeURIComponent(JSON.stringify(identity._anonymousId()));
     localStorage.setItem(SYNC_KEY, JSON.stringify({ cookies: { [KEYS.anonymousId]: value } }));
     const set = vi.spyOn(document, 'cookie', 'set');
-    identity.setAnonymousId(identity.anonymousId());
+    identity._setAnonymousId(identity._anonymousId());
     expect(set.mock.calls.filter(([c]) => c.startsWith(KEYS.anonymousId + '='))).toEqual([]);
-    identity.setAnonymousId('new-id');
+    identity._setAnonymousId('new-id');
     expect(set.mock.calls.filter(([c]) => c.startsWith(KEYS.anonymousId + '=')).length).toBe(1);
   });
 });
