@@ -65,17 +65,32 @@ const loadChunk = () =>
     chunk = undefined;
     throw e;
   }));
-// A second copy of the bundle on the page leaves the first one in charge. (`instanceof Object`: an object of this
-// page, whose properties can be read: not another window.)
-if (!(found instanceof Object && typeof found.VERSION == 'string')) {
+// Start-up runs in several short tasks (Total Blocking Time counts the part of a task over 50 ms): `later` runs a step
+// in a task of its own, soon (a message: a timer may wait longer); one channel keeps the steps in order.
+const steps: (() => void)[] = [];
+const run = (step: () => void) => {
   try {
-    takeOver();
+    step();
   } catch (e) {
     console.error('[svc-analytics] could not start', e); // never thrown into the page
   }
-}
+};
+// A second copy of the bundle on the page leaves the first one in charge. (`instanceof Object`: an object of this
+// page, whose properties can be read: not another window.)
+if (!(found instanceof Object && typeof found.VERSION == 'string')) run(takeOver);
 
 function takeOver() {
+  const channel = new MessageChannel();
+  const next = () => steps.length && run(steps.shift()!);
+  channel.port1.onmessage = next;
+  const later = (step: () => void) => (steps.push(step), channel.port2.postMessage(0));
+  // A page hidden or left before start-up is done runs the rest of it at once: the calls made meanwhile are queued
+  // then, and the next lifecycle event (pagehide follows a hide, and a hide follows pagehide) hands them over.
+  const rest = () => {
+    while (steps.length) next();
+  };
+  document.addEventListener('visibilitychange', rest);
+  addEventListener('pagehide', rest);
   const { api, load, replay, helperDeps } = createAnalytics({
     debug: src ? () => loadChunk().then((c) => c.tools) : undefined,
     transforms: (settings, report) => createTransforms(settings, report, () => loadChunk().then((c) => c.plugins)),
@@ -88,7 +103,8 @@ function takeOver() {
   // Pages that kept a reference to the stub array keep working: it gets the real methods too.
   if (stub) Object.assign(stub, api);
   // This page's recorded calls, and those of earlier pages whose bundle never came, kept in the stub's buffer: run by
-  // `load`, before it starts automatic page views (or here, if the page has not called `load` yet).
+  // `load`, before it starts automatic page views (or here, if the page has not called `load` yet). `load` starts in
+  // the next task, and the calls run in a later one; the page's calls meanwhile wait for them.
   // As analytics.js: the page's handlers, source middleware and plugins are in place before any recorded call runs,
   // wherever the page made them (a middleware added after the snippet's page() still filters it).
   // Each recorded call of this page runs once: from memory while nothing may be stored (consent pending), and the
@@ -99,6 +115,6 @@ function takeOver() {
   const recorded = (storage: boolean) =>
     storage ? takeOverBuffer(calls, stub && stub.pid, once, loadCall && bindingOf(loadCall[1])) : calls.forEach((c) => c[0] != 'load' && once(c));
   const loadCall = calls.find((c) => c[0] == 'load');
-  if (loadCall) load(...(loadCall[1] as [string, object?]), recorded);
+  if (loadCall) later(() => load(...(loadCall[1] as [string, object?]), recorded, later));
   else recorded(true);
 }
