@@ -6,8 +6,8 @@ import type { Elements, OfElement } from './types';
  * `trackLink` / `trackForm` (and their analytics.js aliases `trackClick` / `trackSubmit`), CONTRACT section 2.
  *
  * analytics.js stops every tracked click and submit, waits up to 300-500 ms for the track call, then navigates with
- * `location.href` or submits with `form.submit()`. Here a message is in the queue as soon as `track` returns, and the
- * page-exit hand-off (src/handoff.ts) sends what the queue holds when the page goes away, so the browser's own
+ * `location.href` or submits with `form.submit()`. Here a message is in the queue before the click's task ends (see calls.ts `start`), and the
+ * page-exit hand-off (src/delivery/handoff.ts) sends what the queue holds when the page goes away, so the browser's own
  * navigation and submission go ahead untouched: no delay, no lost `submitter`, no broken `preventDefault` of the
  * site's own handlers. Only when the message cannot be queued at once (a source middleware or plugin that answers
  * later, or a call before `load`) is the navigation held until it is, for at most `timeout` ms.
