@@ -11,10 +11,12 @@ import { byteLength, stringify } from '../message/validate';
 let getters: (() => string)[] | undefined;
 
 /** The page of a call made now: its URL, title and referrer. */
-export const readPage = () =>
-  (getters ||= (['URL', 'title', 'referrer'] as const).map((k) => Object.getOwnPropertyDescriptor(Document.prototype, k)?.get || (() => document[k]))).map((get) =>
-    get.call(document),
-  ) as RecordedPage;
+export const readPage = (): RecordedPage => {
+  const [url, title, referrer] = (getters ||= (['URL', 'title', 'referrer'] as const).map((k) => Object.getOwnPropertyDescriptor(Document.prototype, k)?.get || (() => document[k]))).map(
+    (get) => get.call(document),
+  );
+  return [url, title, referrer];
+};
 
 /** The automatic context of a call's page, and its size. */
 export interface PageFacts {

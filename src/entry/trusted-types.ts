@@ -4,9 +4,17 @@
 // The loader stub has no room for a policy (1,000 bytes, CONTRACT section 1): it assigns the bundle's URL as a string,
 // which such a site passes with a `default` policy, or it loads the bundle with a <script> tag (README).
 
-/** The little the bundle uses of `window.trustedTypes` (no DOM typings for it). */
+/**
+ * The little the bundle uses of `window.trustedTypes` (no DOM typings for it). The policy's TrustedScriptURL is typed
+ * as the string it stands for: the `src` setter takes either.
+ */
 interface ScriptUrlPolicy {
-  createScriptURL(url: string): unknown;
+  createScriptURL(url: string): string;
+}
+declare global {
+  interface Window {
+    trustedTypes?: { createPolicy(name: string, rules: ScriptUrlPolicy): ScriptUrlPolicy };
+  }
 }
 
 // Created once, on the first chunk (a name can be created once per page, unless the CSP allows duplicates), and kept
@@ -17,8 +25,8 @@ let policy: ScriptUrlPolicy | undefined;
 /** `url` as a script's `src` takes it: a TrustedScriptURL of the library's policy where it can be created, else the string. */
 export const scriptUrl = (url: string): string => {
   try {
-    // (a TrustedScriptURL: the `src` setter takes it as it is; typed as the string it stands for)
-    return (policy ||= (window as any).trustedTypes.createPolicy('svc-analytics', { createScriptURL: String }) as ScriptUrlPolicy).createScriptURL(url) as string;
+    // (no trustedTypes: `policy` stays undefined, and reading its method throws)
+    return (policy ||= window.trustedTypes?.createPolicy('svc-analytics', { createScriptURL: String }))!.createScriptURL(url);
   } catch {
     return url;
   }
