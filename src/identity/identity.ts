@@ -141,10 +141,11 @@ export function createIdentity({ storage = 'cookie', cookie = {}, persist = true
   };
   // Whether a key has a cookie (besides localStorage).
   const inCookie = (key: Key) => useCookie && !OBJECT_KEYS.includes(key);
-  // Reading writes nothing.
-  const read = (names: typeof KEYS, key: Key): unknown => {
+  // Reading writes nothing. (`jar`: document.cookie, read once for all the keys of a load: each read of it waits on
+  // the browser)
+  const read = (names: typeof KEYS, key: Key, jar = attempt(() => document.cookie)): unknown => {
     if (memory) return undefined;
-    const v = inCookie(key) ? attempt(() => decode(readCookie(document.cookie, names[key]))) : undefined;
+    const v = inCookie(key) ? attempt(() => decode(readCookie(jar!, names[key]))) : undefined;
     return v !== undefined ? v : attempt(() => decode(localStorage.getItem(names[key])));
   };
   const store = (key: Key, value: JSONValue) => {
@@ -171,12 +172,13 @@ export function createIdentity({ storage = 'cookie', cookie = {}, persist = true
   const id = (v: unknown) => (v == null || v === '' ? null : String(v));
   const object = (v: unknown) => (v && typeof v == 'object' && !Array.isArray(v) ? v : {});
   const load = () => {
-    const first = read(KEYS, 'anonymousId') === undefined;
+    const jar = attempt(() => document.cookie);
+    const first = read(KEYS, 'anonymousId', jar) === undefined;
     const src = first ? AJS : KEYS;
-    const aid = read(src, 'anonymousId');
+    const aid = read(src, 'anonymousId', jar);
     state.anonymousId = typeof aid == 'string' && aid ? aid : state.anonymousId || uuid();
     // the ids and the objects (traits) besides
-    for (const k of IDENTITY) if (k != 'anonymousId') (state as Record<Key, unknown>)[k] = (OBJECT_KEYS.includes(k) ? object : id)(read(src, k));
+    for (const k of IDENTITY) if (k != 'anonymousId') (state as Record<Key, unknown>)[k] = (OBJECT_KEYS.includes(k) ? object : id)(read(src, k, jar));
     writeAll();
   };
   // Written back on every load, so a store that lost the values (a wiped cookie) holds them again; and, when writing
