@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Page } from '@playwright/test';
-import { test, expect, ready, quiet, expectExactlyOnce, startOtherOrigin, type SiteHandle } from './fixtures';
+import { test, expect, ready, quiet, expectExactlyOnce, startOtherOrigin, registerAndTrack, type SiteHandle } from './fixtures';
 
 // CONTRACT section 6 (first bullet): no element named like one of the library's globals, and no element named
 // `currentScript`, changes which script the library loads or stops it (security-3 L1, L2); a bundle pinned by
@@ -24,18 +24,6 @@ async function serve(page: Page, site: SiteHandle, path: string, html: string, h
 // and Chromium's local network access checks would refuse its requests to the collector's port)
 const LOAD = `analytics.load('dev-write-key', { apiHost: '/ingest', flushInterval: 50 });`;
 
-/** register()s an enrichment plugin, then tracks `event`: 'resolved' or the error code of register. */
-const registerAndTrack = (page: Page, event: string) =>
-  page.evaluate(async (event) => {
-    const a = (window as any).analytics;
-    const plugin = { name: 'mark', type: 'enrichment', version: '1', isLoaded: () => true, load: () => Promise.resolve(), track: (ctx: any) => (ctx.updateEvent('properties.marked', true), ctx) };
-    const registered = await a.register(plugin).then(
-      () => 'resolved',
-      (e: any) => e.code,
-    );
-    const ctx = await a.track(event);
-    return { registered, id: ctx.event.messageId as string };
-  }, event);
 
 for (const [label, clobber] of [
   ['<img name="currentScript" src=...>', (evil: string) => `<img name="currentScript" src="${evil}/x/y.js">`],

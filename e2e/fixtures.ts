@@ -190,3 +190,16 @@ export async function startOtherOrigin() {
 }
 
 export { expect };
+
+/** register()s an enrichment plugin (which loads the lazy chunk), then tracks `event`: `registered` is 'resolved' or the error code of register, `id` the tracked message's. */
+export const registerAndTrack = (page: Page, event: string) =>
+  page.evaluate(async (event) => {
+    const a = (window as any).analytics;
+    const plugin = { name: 'mark', type: 'enrichment', version: '1', isLoaded: () => true, load: () => Promise.resolve(), track: (ctx: any) => (ctx.updateEvent('properties.marked', true), ctx) };
+    const registered = await a.register(plugin).then(
+      () => 'resolved',
+      (e: any) => e.code,
+    );
+    const ctx = await a.track(event);
+    return { registered, id: ctx.event.messageId as string };
+  }, event);

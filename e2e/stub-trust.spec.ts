@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Page } from '@playwright/test';
-import { test, expect, ready, startOtherOrigin, type SiteHandle } from './fixtures';
+import { test, expect, ready, startOtherOrigin, registerAndTrack, type SiteHandle } from './fixtures';
 
 // The inline stub (dist/snippet.min.js) and the bundle on hostile or locked-down pages (CONTRACT sections 1 and 6):
 // an element named `analytics` before the snippet (security-3 L2), and a CSP that requires Trusted Types (L11).
@@ -36,18 +36,6 @@ const watchViolations = (page: Page) =>
     document.addEventListener('securitypolicyviolation', (e) => (window as any).__violations.push(`${e.violatedDirective} ${e.blockedURI}`));
   });
 
-/** register()s an enrichment plugin (which loads the lazy chunk), then tracks `event`: 'resolved' or the error code of register. */
-const registerAndTrack = (page: Page, event: string) =>
-  page.evaluate(async (event) => {
-    const a = (window as any).analytics;
-    const plugin = { name: 'mark', type: 'enrichment', version: '1', isLoaded: () => true, load: () => Promise.resolve(), track: (ctx: any) => (ctx.updateEvent('properties.marked', true), ctx) };
-    const registered = await a.register(plugin).then(
-      () => 'resolved',
-      (e: any) => e.code,
-    );
-    await a.track(event);
-    return registered;
-  }, event);
 
 for (const [label, element] of [
   ['<img name="analytics">', '<img name="analytics" src="data:,">'],
@@ -101,7 +89,7 @@ test('L11: under require-trusted-types-for, a bundle loaded by its <script> tag 
     { 'Content-Security-Policy': TT_CSP('svc-analytics') },
   );
   await ready(page);
-  expect(await registerAndTrack(page, 'Chunk Under TT')).toBe('resolved');
+  expect((await registerAndTrack(page, 'Chunk Under TT')).registered).toBe('resolved');
   const [msg] = await collector.waitFor(1, { event: 'Chunk Under TT' });
   expect(msg.properties).toMatchObject({ marked: true });
   await collector.waitFor(1, { event: 'Early Under TT' });
@@ -139,7 +127,7 @@ analytics.track('Stub Under TT');
     { 'Content-Security-Policy': TT_CSP('svc-analytics default') },
   );
   await ready(page);
-  expect(await registerAndTrack(page, 'Stub Chunk Under TT')).toBe('resolved');
+  expect((await registerAndTrack(page, 'Stub Chunk Under TT')).registered).toBe('resolved');
   const [msg] = await collector.waitFor(1, { event: 'Stub Chunk Under TT' });
   expect(msg.properties).toMatchObject({ marked: true });
   await collector.waitFor(1, { event: 'Stub Under TT' });
