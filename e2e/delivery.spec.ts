@@ -140,6 +140,27 @@ test('503 three times: everything arrives once, re-sent with the same messageIds
   for (const r of failed) for (const id of r.messageIds) expect(ids).toContain(id);
 });
 
+for (const status of [404, 405, 400]) {
+  test(`${status} twice (a proxy route missing, a gateway refusing everything): nothing is dropped, everything arrives once`, async ({ page, site, collector }) => {
+    test.setTimeout(25000);
+    await open(page, site.page('/basic.html', { opts: JSON.stringify({ flushInterval: 100 }) }));
+    await collector.fault({ status, times: 2 });
+    const r = await page.evaluate(async () => {
+      const a = (window as any).analytics;
+      const errors: string[] = [];
+      a.on('error', (e: any) => errors.push(e && e.code));
+      (window as any).__errors = errors;
+      const rs = await Promise.all([1, 2, 3].map((i) => a.track('Kept', { i })));
+      return rs.map((x: any) => x.event.messageId);
+    });
+    await collector.waitFor(3, { event: 'Kept' }, 20000);
+    await quiet(collector, 500);
+    expectExactlyOnce(await collector.messages({ event: 'Kept' }), r);
+    expect((await collector.requests()).filter((q) => q.status === status)).toHaveLength(2);
+    expect(await page.evaluate(() => (window as any).__errors)).toEqual([]);
+  });
+}
+
 test('failed attempts are stored with the message, and the next page load goes on from them', async ({ page, site, collector }) => {
   test.setTimeout(30000);
   await open(page, site.page('/basic.html', { opts: JSON.stringify({ flushInterval: 100 }) }));

@@ -9,14 +9,15 @@ export const MAX_DELAY = 60000;
 export const MAX_RETRY_AFTER = 3600000;
 
 /**
- * Classifies an HTTP status (0 for a network error or timeout): 2xx delivered; network errors, 408, 429 and 5xx
- * are retried. 401 and 403 refuse the write key, not a message: retried too, since messages leave the queue only
- * after a 2xx (a key fixed or restored delivers them). Any other 4xx (400, 413, ...) blames one message, which is
- * isolated by splitting the batch.
+ * Classifies an HTTP status (0 for a network error or timeout): 2xx delivered; 400, 413 and 422 blame a message in
+ * the batch, which is isolated by splitting it. Any other answer is retried: network errors, 408, 429 and 5xx, and
+ * the 4xx that say nothing about a message (401 and 403 refuse the write key; 404, 405, 410, ... the path, as a
+ * first-party proxy or a gateway answers during a deploy): messages leave the queue only after a 2xx, so a key or
+ * a route fixed or restored delivers them.
  */
 export function classify(status: number): Verdict {
   if (status >= 200 && status < 300) return 'ok';
-  return status >= 400 && status < 500 && status != 408 && status != 429 && status != 401 && status != 403 ? 'split' : 'retry';
+  return status == 400 || status == 413 || status == 422 ? 'split' : 'retry';
 }
 
 /** Exponential backoff with jitter: attempt 1 waits 0.5-1 s, doubling up to a 30-60 s cap. */

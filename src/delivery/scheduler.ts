@@ -45,13 +45,14 @@ function alarm(fire: () => void) {
  * `flushInterval` ms goes at once; otherwise a flush starts when `flushAt` messages wait or `flushInterval` ms after
  * the oldest was queued; it sends everything waiting in as few requests as the 500 KB limit allows, one
  * request at a time in each tab. Failures back off (honouring Retry-After) with the messages kept in order;
- * a 4xx splits the batch until the one bad message is found and dropped. At page exit it calls the hand-off
- * (handoff.ts) with what it has in flight. What waits is covered by a deferred request (deferral.ts) meanwhile.
+ * a 400, 413 or 422 splits the batch until the one bad message is found and dropped (see `send`). At page exit it
+ * calls the hand-off (handoff.ts) with what it has in flight. What waits is covered by a deferred request (deferral.ts) meanwhile.
  */
 export function createScheduler(d: SchedulerDeps) {
-  let retryUntil = 0;
-  // When this page last sent a request: a message stored after a quiet spell goes out at once.
-  let lastSent = -Infinity;
+  // When this page last sent a request (a message stored after a quiet spell goes out at once) and until when it backs
+  // off; and what tells a bad message from a failing endpoint (see `send`): the answers so far, the number of the last
+  // 2xx, and that of the first 400, 413 or 422 each record got.
+  const times = { _sent: -Infinity, _retryUntil: 0, _answers: 0, _ok: 0, _refused: new Map<string, number>() };
   let chain: Promise<void> = Promise.resolve();
   // Passes queued or running: a message stored meanwhile joins them rather than starting a request of its own.
   let passes = 0;
@@ -74,10 +75,10 @@ export function createScheduler(d: SchedulerDeps) {
     const count = list.length - inflight.size;
     if (count <= 0) return;
     const now = Date.now();
-    if (now < retryUntil) arm(retryUntil - now);
+    if (now < times._retryUntil) arm(times._retryUntil - now);
     // Nothing in flight and nothing sent for an interval: the first message of a quiet spell goes at once (what
     // arrives meanwhile waits for its answer, or for the interval, and goes in one batch).
-    else if (count >= d.flushAt || (!inflight.size && !passes && now - lastSent >= d.flushInterval)) arm(0);
+    else if (count >= d.flushAt || (!inflight.size && !passes && now - times._sent >= d.flushInterval)) arm(0);
     else {
       // In-flight records are the oldest; the interval runs from the oldest one still waiting.
       let i = 0;
@@ -99,7 +100,7 @@ export function createScheduler(d: SchedulerDeps) {
     ids.forEach((id) => inflight.set(id, keepalive));
     // A keepalive request outlives the page: the deferred request no longer carries its messages.
     deferral._cover(inflight, true);
-    lastSent = Date.now();
+    times._sent = Date.now();
     const era = erasures;
     const post = (keepalive: boolean) => d._transport._post(d.url, d.writeKey, payload, bytes, keepalive);
     let answer = await post(keepalive);
@@ -126,28 +127,39 @@ export function createScheduler(d: SchedulerDeps) {
     // An HTTP answer means this page saw the outcome after all: it deals with noted records itself (removal
     // below, or a retry). A network error keeps the note: the browser may still deliver the request.
     if (answer._status) handoff._answered(ids, verdict == 'ok');
+    const now = Date.now();
+    const answered = ++times._answers;
+    // Only a failed delivery counts as an attempt (never a split that isolates a bad message); the queue stores it, so
+    // backoff goes on where it was in the page or tab that sends these records next. That of a request a page exit
+    // took over is counted but not stored: the note names its records (the next load deletes them), and the page may
+    // be going into the back/forward cache, where IndexedDB work gets it evicted (see handoff.ts).
+    const retry = () => {
+      const delay = nextDelay(d._queue._failed(ids, !tookOver), answer._retryAfter, now);
+      times._retryUntil = now + delay;
+      d.emit('retry', { status: answer._status, delay, messageIds: ids });
+    };
     if (verdict == 'ok') {
-      retryUntil = 0;
+      times._retryUntil = 0;
+      times._ok = answered;
+      ids.forEach((id) => times._refused.delete(id));
       // (the page may go away before the delete commits: the hand-off notes them then)
       await handoff._removed(ids);
       d.emit('delivered', messages);
       return true;
     }
-    if (verdict == 'retry') {
-      // Only a failed delivery counts as an attempt (never a split that isolates a bad message); the queue stores
-      // it, so backoff goes on where it was in the page or tab that sends these records next. That of a request a
-      // page exit took over is counted but not stored: the note names its records (the next load deletes them), and
-      // the page may be going into the back/forward cache, where IndexedDB work gets it evicted (see handoff.ts).
-      const delay = nextDelay(d._queue._failed(ids, !tookOver), answer._retryAfter, Date.now());
-      retryUntil = Date.now() + delay;
-      d.emit('retry', { status: answer._status, delay, messageIds: ids });
-      return false;
-    }
-    // A 4xx blames a message: halves go out at once until the bad one is alone; good ones are delivered meanwhile.
+    if (verdict == 'retry') return retry(), false;
+    // A 400, 413 or 422 blames a message: halves go out at once until the bad one is alone; good ones are delivered
+    // meanwhile.
+    for (const id of ids) times._refused.get(id) || times._refused.set(id, answered);
     if (batch.length > 1) {
       const half = Math.ceil(batch.length / 2);
       return (await send(batch.slice(0, half))) && send(batch.slice(half));
     }
+    // Alone, it is the bad one only if the API accepted a request sent since it was first refused (another half of
+    // its batch, or a later message): until then the endpoint may be what fails (a proxy, a gateway), and it is kept
+    // and retried (a message leaves the queue only after a 2xx); the rest of the pass goes on.
+    if (times._ok < times._refused.get(ids[0])!) return retry(), true;
+    times._refused.delete(ids[0]);
     await handoff._removed(ids);
     d.report(analyticsError('delivery_rejected', `status ${answer._status}: the API refused message ${ids[0]}; dropped`, ids));
     return true;
@@ -155,7 +167,7 @@ export function createScheduler(d: SchedulerDeps) {
 
   const pass = async (force: boolean) => {
     if (offline()) return; // `online` resumes
-    if (!force && Date.now() < retryUntil) return plan();
+    if (!force && Date.now() < times._retryUntil) return plan();
     // Each tab sends its own records, so no lock between tabs is needed (asking for one delays the first event: a
     // page's first IndexedDB open holds up Web Locks grants in Chromium, e2e/delivery.spec.ts "the first message of
     // a quiet spell"). Once the page left (it may be restored), the rest waits: another tab may adopt and send them.
@@ -186,7 +198,7 @@ export function createScheduler(d: SchedulerDeps) {
       // The deferred request is taken back first (synchronously: the browser sends what is still deferred as the page
       // goes away), so what the hand-off sends leaves once; what stays queued in a page that lives on is covered again.
       deferral._take(how != 'hidden');
-      handoff._exit(how, inflight, offline() || Date.now() < retryUntil);
+      handoff._exit(how, inflight, offline() || Date.now() < times._retryUntil);
       deferral._cover(inflight);
     },
     /** The page is shown again (or restored from the back/forward cache): it may send, and defer, again. */

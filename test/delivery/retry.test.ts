@@ -17,8 +17,12 @@ describe('classify', () => {
     expect(classify(403)).toBe('retry');
   });
 
-  it('splits on other 4xx answers, which blame one message', () => {
+  it('splits on 400, 413 and 422, which blame one message', () => {
     for (const s of [400, 413, 422]) expect(classify(s), String(s)).toBe('split');
+  });
+
+  it('retries the other 4xx, which blame the path or the endpoint, not a message (a proxy route missing during a deploy)', () => {
+    for (const s of [402, 404, 405, 409, 410, 411, 415, 418, 451]) expect(classify(s), String(s)).toBe('retry');
   });
 });
 

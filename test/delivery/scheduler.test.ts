@@ -398,6 +398,73 @@ describe('createScheduler', () => {
       expect(queue.records).toEqual([]);
     });
 
+    it('keeps every message through 404s (a proxy route missing for a while) and delivers them once it answers 2xx', async () => {
+      const fetch = mockFetch([{ status: 404 }, { status: 405 }, { status: 410 }, { status: 200 }]);
+      const { scheduler, queue, report, emit } = setup();
+      const rs = [record(), record(), record()];
+      queue.records.push(...rs);
+      for (let i = 0; i < 4; i++) await scheduler._flush();
+      // one request per attempt (nothing split: these statuses blame no message), then the 2xx delivers all three
+      expect(fetch).toHaveBeenCalledTimes(4);
+      for (const b of bodies(fetch)) expect(batchIds(b).sort()).toEqual(rs.map((r) => r.id).sort());
+      expect(queue.records).toEqual([]);
+      expect(report).not.toHaveBeenCalled();
+      expect(emit.mock.calls.filter((c) => c[0] == 'retry')).toHaveLength(3);
+    });
+
+    it('keeps a message answered 400 alone while no request sent since was accepted: the endpoint may be what fails', async () => {
+      // every request refused (a gateway answering 400 to everything), then the endpoint is fixed
+      let broken = true;
+      const fetch = mockFetch(() => ({ status: broken ? 400 : 200 }));
+      const { scheduler, queue, report } = setup();
+      const rs = [record(), record(), record()];
+      queue.records.push(...rs);
+      await scheduler._flush();
+      // split down to each message alone; none dropped
+      expect(fetch.mock.calls.length).toBeGreaterThan(1);
+      expect(queue.records.map((r) => r.id)).toEqual(rs.map((r) => r.id));
+      expect(report).not.toHaveBeenCalled();
+      broken = false;
+      await scheduler._flush();
+      expect(queue.records).toEqual([]);
+      expect(report).not.toHaveBeenCalled();
+      const delivered = bodies(fetch).slice(-1).flatMap(batchIds);
+      expect(delivered.sort()).toEqual(rs.map((r) => r.id).sort());
+    });
+
+    it('a single message answered 400 once (the next answer 2xx) is delivered, not dropped, even after earlier 2xx answers', async () => {
+      const fetch = mockFetch([{ status: 200 }, { status: 400 }, { status: 200 }]);
+      const { scheduler, queue, report } = setup();
+      queue.records.push(record());
+      await scheduler._flush();
+      const m = record();
+      queue.records.push(m);
+      await scheduler._flush();
+      expect(queue.records.map((r) => r.id)).toEqual([m.id]);
+      await scheduler._flush();
+      expect(queue.records).toEqual([]);
+      expect(report).not.toHaveBeenCalled();
+      expect(batchIds(bodies(fetch)[2])).toEqual([m.id]);
+    });
+
+    it('drops a message refused alone once a request sent after its first refusal was accepted (the first of a batch)', async () => {
+      const fetch = mockFetch((body) => ({ status: body.includes('"BAD"') ? 400 : 200 }));
+      const { scheduler, queue, report } = setup();
+      const bad = record(0, { marker: 'BAD' });
+      const rs = [bad, record()];
+      queue.records.push(...rs);
+      // [bad, good] refused; [bad] alone refused before any accepted request: kept; [good] accepted
+      await scheduler._flush();
+      expect(queue.records.map((r) => r.id)).toEqual([bad.id]);
+      expect(report).not.toHaveBeenCalled();
+      // alone again, after an accepted request: it is the bad one
+      await scheduler._flush();
+      expect(queue.records).toEqual([]);
+      expect(report).toHaveBeenCalledTimes(1);
+      expect(report.mock.calls[0][0]).toMatchObject({ code: 'delivery_rejected', messageIds: [bad.id] });
+      expect(fetch.mock.calls.filter((c) => String(c[1].body).includes('"BAD"'))).toHaveLength(3);
+    });
+
     it('isolates and drops only the one bad message of a batch answered 400', async () => {
       const fetch = mockFetch((body) => ({ status: body.includes('"BAD"') ? 400 : 200 }));
       const { scheduler, queue, report, emit } = setup();
