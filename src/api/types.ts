@@ -71,6 +71,9 @@ export interface CoreAnalytics {
   group(groupId: string, traits?: GroupTraits | null, options?: CallOptions | null, callback?: Callback): Promise<CallResult>;
   group(groupId: string, traits: GroupTraits | null | undefined, callback: Callback): Promise<CallResult>;
   group(groupId: string, callback: Callback): Promise<CallResult>;
+  /** `group(traits, options?, callback?)`: the stored group's traits (refused when there is no stored group). */
+  group(groupId: null | undefined, traits: GroupTraits, options?: CallOptions | null, callback?: Callback): Promise<CallResult>;
+  group(traits: GroupTraits, options?: CallOptions | null, callback?: Callback): Promise<CallResult>;
   /** `alias(userId, previousId?, options?, callback?)`. */
   alias(userId: string, previousId?: string | null, options?: CallOptions | null, callback?: Callback): Promise<CallResult>;
   alias(userId: string, previousId: string | null | undefined, callback: Callback): Promise<CallResult>;

@@ -36,6 +36,12 @@ export function normalise(type: MessageType, args: unknown[]): NormalisedCall {
   while (strings.length < SLOTS[type] && rest.length && (isStr(rest[0]) || (rest[0] == null && rest.length > 1))) {
     const s = rest.shift();
     strings.push(s == null ? undefined : String(s));
+    // page('Docs', null, properties, options): one string is the name, and the null stands for nothing, as
+    // analytics.js reads them (only a leading null stands for a missing category).
+    if (s == null && strings[0] != null && type != 'alias') {
+      strings.pop();
+      break;
+    }
   }
   const [props, options] = rest;
   const bad: (what: string) => never = (what) => refuse(type, what);
@@ -62,7 +68,7 @@ export function normalise(type: MessageType, args: unknown[]): NormalisedCall {
     fields = { traits: p };
     if (strings[0]) fields.userId = strings[0];
   } else if (type == 'group') {
-    if (!strings[0]) bad('a groupId (string) is required');
+    // (without a groupId, as analytics.js: the stored group's, filled in by `draft`, which refuses when there is none)
     fields = { groupId: strings[0], traits: p };
     if (opts.objectTypeId != null) {
       if (!/^\d+$/.test(String(opts.objectTypeId))) bad('options.objectTypeId must hold an integer');

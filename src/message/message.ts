@@ -114,7 +114,10 @@ export function draft(parts: MessageParts): Draft | AnalyticsError {
     if (pageFacts) automatic = { ...automatic, page: pageFacts };
   } else if (type == 'screen' && clean.name) clean.properties = { name: clean.name, ...clean.properties };
   else if (type == 'identify') clean.traits = identifyTraits(visitor, clean.userId, clean.traits);
-  else if (type == 'group') clean.traits = groupTraits(visitor, clean.groupId, clean.traits);
+  else if (type == 'group') {
+    if (!(clean.groupId ||= visitor.groupId)) return analyticsError('invalid_arguments', 'group: a groupId (string) is required');
+    clean.traits = groupTraits(visitor, clean.groupId, clean.traits);
+  }
   else if (type == 'alias' && !clean.previousId) clean.previousId = visitor.userId || visitor.anonymousId;
   const userId = type == 'identify' ? clean.userId || visitor.userId : visitor.userId;
   const rest = {

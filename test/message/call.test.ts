@@ -50,6 +50,33 @@ describe('normalise', () => {
       expect(n.callback).toBe(cb);
     });
 
+    it("reads page('Docs', null, properties, options) as analytics.js does: the name, then properties and options", () => {
+      const options = { context: { ip: '1.2.3.4' } };
+      const n = normalise('page', ['Docs', null, { a: 1 }, options, cb]);
+      expect(n.fields).toEqual({ name: 'Docs', properties: { a: 1 } });
+      expect(n.options).toEqual(options);
+      expect(n.callback).toBe(cb);
+      expect(normalise('page', ['Docs', null, { a: 1 }]).fields).toEqual({ name: 'Docs', properties: { a: 1 } });
+    });
+
+    it("reads page('Docs', undefined, properties) as the name and those properties (an undefined stands for nothing)", () => {
+      const n = normalise('page', ['Docs', undefined, { title: 'x' }]);
+      expect(n.fields).toEqual({ name: 'Docs', properties: { title: 'x' } });
+      expect(n.options).toEqual({});
+    });
+
+    it("reads screen('Home', null, {}, options) as the name and options", () => {
+      const n = normalise('screen', ['Home', null, {}, { timestamp: '2024-01-01T00:00:00.000Z' }]);
+      expect(n.fields).toEqual({ name: 'Home', properties: {} });
+      expect(n.options).toEqual({ timestamp: '2024-01-01T00:00:00.000Z' });
+    });
+
+    it('keeps alias(userId, null, options): its second slot is previousId', () => {
+      const n = normalise('alias', ['u1', null, { context: { a: 1 } }]);
+      expect(n.fields).toEqual({ userId: 'u1' });
+      expect(n.options).toEqual({ context: { a: 1 } });
+    });
+
     it('reads page(category, name, properties, options)', () => {
       const n = normalise('page', ['Cat', 'Docs', { a: 1 }, { integrations: { x: false } }]);
       expect(n.fields).toEqual({ category: 'Cat', name: 'Docs', properties: { a: 1 } });
@@ -199,10 +226,9 @@ describe('normalise', () => {
       expect(refusal(() => normalise('group', ['g', {}, { objectTypeId: '' }])).code).toBe('invalid_arguments');
     });
 
-    it('refuses a call without a groupId', () => {
-      expect(refusal(() => normalise('group', [])).code).toBe('invalid_arguments');
-      expect(refusal(() => normalise('group', [{ name: 'Acme' }])).code).toBe('invalid_arguments');
-      expect(refusal(() => normalise('group', [''])).code).toBe('invalid_arguments');
+    it('reads group(traits) and group(null, traits) without a groupId: the stored group is the message builder\'s to fill in', () => {
+      expect(normalise('group', [{ name: 'Acme' }]).fields).toEqual({ groupId: undefined, traits: { name: 'Acme' } });
+      expect(normalise('group', [null, { name: 'Acme' }]).fields).toEqual({ groupId: undefined, traits: { name: 'Acme' } });
     });
   });
 

@@ -213,6 +213,17 @@ describe('buildMessage', () => {
       expect(plain.traits).toStrictEqual({});
     });
 
+    it('builds group(traits) for the stored group, as analytics.js, merging the traits; refused when there is none', () => {
+      const visitor = { ...KNOWN, groupId: 'g-1', groupTraits: { name: 'Acme', size: 1 } };
+      for (const args of [[{ size: 2 }], [null, { size: 2 }], ['', { size: 2 }]])
+        expect(build('group', args, { visitor })).toMatchObject({ type: 'group', groupId: 'g-1', traits: { name: 'Acme', size: 2 } });
+      for (const args of [[], [{ size: 2 }], [null, { size: 2 }], ['']]) {
+        const e = refused('group', args, { visitor: KNOWN });
+        expect(e.code).toBe('invalid_arguments');
+        expect(e.message).toMatch(/groupId/);
+      }
+    });
+
     it("builds an alias message whose previousId defaults to the visitor's user id, else the anonymous id", () => {
       expect(build('alias', ['user-2'], { visitor: KNOWN })).toStrictEqual({ type: 'alias', userId: 'user-2', previousId: 'user-1', ...COMMON });
       expect(build('alias', ['user-2'])).toStrictEqual({ type: 'alias', userId: 'user-2', previousId: 'anon-1', ...COMMON });

@@ -53,8 +53,11 @@ analytics.track('X', 'not properties');
 analytics.track('X', {}, 'not options');
 // @ts-expect-error integrations map names to true or false (the API refuses anything else)
 analytics.track('X', {}, { integrations: { Amplitude: { session_id: 1 } } });
-// @ts-expect-error group needs a groupId (a string)
+// group(traits): the stored group's (analytics.js); group(null, traits) too
 analytics.group({ plan: 'pro' });
+analytics.group(null, { plan: 'pro' }, { context: {} });
+// @ts-expect-error a groupId is a string
+analytics.group(42, { plan: 'pro' });
 // @ts-expect-error alias needs a userId
 analytics.alias();
 // @ts-expect-error no such event
