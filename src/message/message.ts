@@ -1,7 +1,7 @@
 import type { AnalyticsError, JSONObject, JSONValue, Message, MessageContext, MessageType, PageContext } from './types';
 import type { NormalisedCall } from './call';
 import { analyticsError, describe } from './errors';
-import { merge } from './context';
+import { merge, wireUrl } from './context';
 import { byteLength, MESSAGE_LIMIT, ownKeys, sanitize, stringify, timestamp, tooLarge } from './validate';
 
 /** The visitor as stored when the call is made. */
@@ -39,6 +39,11 @@ export interface BuiltMessage {
 }
 
 const OBJECTS = ['properties', 'traits'];
+
+// `url` and `referrer` of page properties or `context.page` as they go on the wire (CONTRACT section 4: see `wireUrl`).
+const wireUrls = (o: JSONObject | undefined) => {
+  for (const k of ['url', 'referrer']) if (o && typeof o[k] == 'string' && wireUrl(o[k]) != o[k]) o[k] = wireUrl(o[k]);
+};
 
 /** Whether `sanitize` stopped for a copy over the message limit (anything else thrown is the page's data failing). */
 const over = (e: unknown) => (e as AnalyticsError | undefined)?.code == 'message_too_large';
@@ -108,6 +113,8 @@ export function draft(parts: MessageParts): Draft | AnalyticsError {
     // page() properties carry the page facts, and the properties the caller gives replace them in `context.page`
     // too (the caller's `options.context`, merged below, wins over both)
     clean.properties = { ...page, ...(clean.name && { name: clean.name }), ...(clean.category && { category: clean.category }), ...clean.properties };
+    // (URLs the caller gives go on the wire as the page's own do: without a fragment that carries parameters)
+    wireUrls(clean.properties);
     let pageFacts: PageContext | undefined;
     for (const k of ownKeys(page))
       if (typeof clean.properties[k] == 'string' && clean.properties[k] != page[k]) (pageFacts ||= { ...automatic.page })[k] = clean.properties[k];
@@ -132,6 +139,8 @@ export function draft(parts: MessageParts): Draft | AnalyticsError {
   // Without a context of the call's own, messages share the automatic context, which the caller freezes (see
   // `freeze`: none can change another's).
   const context = merge(automatic, callContext);
+  // (the automatic page facts are clean already, and frozen: only what the caller gave changes)
+  if (context != automatic) wireUrls(context.page);
   const message = rest as Message;
   message.context = context;
   return { message, contextBytes: context == parts.context ? parts.contextBytes : undefined };

@@ -213,6 +213,20 @@ describe('buildMessage', () => {
       expect(plain.traits).toStrictEqual({});
     });
 
+    it('takes a parameter fragment off the url and referrer a page() caller gives, in properties and context.page (CONTRACT section 4)', () => {
+      const url = 'https://shop.example/cb?x=1#access_token=abc&state=1';
+      const referrer = 'https://idp.example/x#id_token=zzz&a=1';
+      const m = build('page', [{ url, referrer, other: url }]);
+      expect(m.properties).toMatchObject({ url: 'https://shop.example/cb?x=1', referrer: 'https://idp.example/x', other: url });
+      expect(m.context.page).toMatchObject({ url: 'https://shop.example/cb?x=1', referrer: 'https://idp.example/x' });
+      const viaContext = build('page', [{}, { context: { page: { url, referrer } } }]);
+      expect(viaContext.context.page).toMatchObject({ url: 'https://shop.example/cb?x=1', referrer: 'https://idp.example/x' });
+      // a route fragment stays
+      expect(build('page', [{ url: 'https://shop.example/#/cart/42' }]).properties!.url).toBe('https://shop.example/#/cart/42');
+      // the shared automatic context is never changed
+      expect(CONTEXT).toEqual(JSON.parse(FIXTURES).CONTEXT);
+    });
+
     it('builds group(traits) for the stored group, as analytics.js, merging the traits; refused when there is none', () => {
       const visitor = { ...KNOWN, groupId: 'g-1', groupTraits: { name: 'Acme', size: 1 } };
       for (const args of [[{ size: 2 }], [null, { size: 2 }], ['', { size: 2 }]])
