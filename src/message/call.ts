@@ -14,7 +14,9 @@ export interface NormalisedCall {
 const SLOTS: Record<MessageType, number> = { track: 1, identify: 1, group: 1, alias: 2, page: 2, screen: 2 };
 
 const isFunction = (v: unknown) => typeof v == 'function';
-const NO_OPTIONS: CallOptions = Object.freeze({});
+const NO_OPTIONS: CallOptions = Object.freeze(Object.create(null));
+// The caller's own options only: nothing on Object.prototype (a polluted `timestamp` or `integrations`) is one.
+const own = (o: CallOptions): CallOptions => Object.assign(Object.create(null), o);
 const OPTION_OBJECTS = ['integrations', 'context'] as const;
 const refuse = (type: MessageType, what: string): never => {
   throw analyticsError('invalid_arguments', `${type}: ${what}`);
@@ -49,7 +51,8 @@ export function normalise(type: MessageType, args: unknown[]): NormalisedCall {
   if (props != null && (!isObj(props) || (typeof props.toJSON == 'function' && !isObj(sanitize(props))))) bad(`expected an object of ${type == 'alias' ? 'options' : type == 'track' || type == 'page' || type == 'screen' ? 'properties' : 'traits'}, got ${typeof props}`);
   if (options != null && !isObj(options)) bad(`expected an options object, got ${typeof options}`);
   // alias(userId, previousId?, options?): the second "object" slot is options.
-  const opts: CallOptions = (type == 'alias' ? props : options) || NO_OPTIONS;
+  const given = type == 'alias' ? props : options;
+  const opts: CallOptions = given ? own(given) : NO_OPTIONS;
   for (const k of OPTION_OBJECTS)
     if (opts[k] != null && !isObj(opts[k])) bad(`options.${k} must be an object`);
   if (opts.anonymousId != null && !isStr(opts.anonymousId)) bad('options.anonymousId must be a string');

@@ -172,7 +172,26 @@ describe('normalise', () => {
 
     it('accepts null options.integrations and options.context as absent', () => {
       const options = { integrations: null, context: undefined };
-      expect(normalise('track', ['x', {}, options]).options).toBe(options);
+      // (a copy of the caller's own options: see the next test)
+      expect(normalise('track', ['x', {}, options]).options).toEqual(options);
+    });
+
+    it('reads only the options the caller gave: nothing a page put on Object.prototype', () => {
+      const proto = Object.prototype as Record<string, unknown>;
+      proto.timestamp = 'not a date';
+      proto.integrations = { All: false };
+      proto.anonymousId = 'polluted';
+      try {
+        for (const n of [normalise('track', ['x']), normalise('track', ['x', {}, { context: {} }]), normalise('alias', ['u', 'p', {}])]) {
+          expect(n.options.timestamp).toBeUndefined();
+          expect(n.options.integrations).toBeUndefined();
+          expect(n.options.anonymousId).toBeUndefined();
+        }
+      } finally {
+        delete proto.timestamp;
+        delete proto.integrations;
+        delete proto.anonymousId;
+      }
     });
 
     it('refuses an options.anonymousId that is not a string or a number', () => {
