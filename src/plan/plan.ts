@@ -27,7 +27,7 @@ export interface CompiledPlan {
   check(message: Partial<Message>): PlanViolation[];
 }
 
-/** `page` properties the library fills itself: they need no entry in the plan. */
+/** `page` properties the library fills itself: they need no entry in the plan (nor do `name` and `category`, below). */
 const AUTOMATIC_PAGE = ['path', 'referrer', 'search', 'title', 'url'];
 const TOP = ['events', 'identify', 'group', 'page', 'unplannedEvents', '$defs', 'definitions', 'description'];
 const SECTIONS: Record<string, string> = { identify: 'traits', group: 'traits', page: 'properties' };
@@ -119,6 +119,9 @@ export function compilePlan(plan: unknown): CompiledPlan {
       const listed = isObject(schema) && isObject(schema.properties) ? schema.properties : {};
       const properties = { ...message.properties };
       for (const k of AUTOMATIC_PAGE) if (!Object.prototype.hasOwnProperty.call(listed, k)) delete properties[k];
+      // (as are `name` and `category`, copied from the message's own by the library)
+      for (const k of ['name', 'category'])
+        if (!Object.prototype.hasOwnProperty.call(listed, k) && properties[k] === (message as Record<string, unknown>)[k]) delete properties[k];
       against(schema, 'properties', properties);
     }
     return failures.map((f) => ({ messageId, type, ...(event !== undefined && { event }), ...f }));

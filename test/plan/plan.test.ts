@@ -57,6 +57,13 @@ describe('compilePlan', () => {
     expect(plan.check(msg({ type: 'page', properties }))).toEqual([]);
     expect(plan.check(msg({ type: 'page', properties: { ...properties, extra: 1 } }))[0].pointer).toBe('/properties/extra');
   });
+
+  it("needs no entry for the name and category the library copies into page properties (page('Shop', 'Cart'))", () => {
+    const properties = { path: '/', url: 'http://x/', title: 't', referrer: '', search: '', section: 'home' };
+    expect(plan.check(msg({ type: 'page', category: 'Shop', name: 'Cart', properties: { ...properties, category: 'Shop', name: 'Cart' } }))).toEqual([]);
+    // one the caller set apart from the message's own is checked
+    expect(plan.check(msg({ type: 'page', name: 'Cart', properties: { ...properties, name: 'Other' } }))[0].pointer).toBe('/properties/name');
+  });
 });
 
 describe('validatePlan (through compilePlan)', () => {
