@@ -83,6 +83,7 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
     const closed = gate._shut(type);
     if (closed) return [guard.refuse(closed, callback, true), false];
     let drafted: Draft | AnalyticsError;
+    const lenient = transforms._active();
     try {
       const { page, context, contextBytes } = instance.context(at.page, instance.hints, gate._preferences());
       drafted = draft({
@@ -95,6 +96,7 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
         integrations: instance.integrations,
         messageId: nextId(at.time),
         time: at.time,
+        lenient,
       });
     } catch (e) {
       drafted = isAnalyticsError(e) ? e : analyticsError('invalid_arguments', String(e));
@@ -118,12 +120,14 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
       // (a middleware or plugin that threw was reported where it ran; one that dropped the message is not an error)
       return guard.refuse(checked, callback, out instanceof Error);
     };
-    // The message is measured; source middleware and plugins see it, and what they pass on is checked again; then it
-    // is stored.
+    // The message is measured, or, with source middleware or plugins, they see it first (before it is validated, as
+    // CONTRACT section 2 says) and what they pass on is checked (`checkMessage`); then it is stored.
     const rest = (): Started => {
-      const built = measure(drafted);
-      if (built instanceof Error) return [guard.refuse(built, callback), false];
-      if (!transforms._active()) return [finish(message, built), false];
+      if (!transforms._active()) {
+        // (drafted for a plugin that then failed to load, or was an `after` one: checked in full)
+        const built = lenient ? checkMessage(message, message) : measure(drafted);
+        return [built instanceof Error ? guard.refuse(built, callback) : finish(message, built), false];
+      }
       let out: Message | AnalyticsError | Promise<Message | AnalyticsError>;
       try {
         out = transforms._run(message);

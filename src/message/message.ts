@@ -2,7 +2,7 @@ import type { AnalyticsError, JSONObject, JSONValue, Message, MessageContext, Me
 import type { NormalisedCall } from './call';
 import { analyticsError, describe } from './errors';
 import { merge, wireUrl } from './context';
-import { byteLength, MESSAGE_LIMIT, ownKeys, sanitize, stringify, timestamp, tooLarge } from './validate';
+import { BATCH_LIMIT, byteLength, MESSAGE_LIMIT, ownKeys, sanitize, stringify, timestamp, tooLarge } from './validate';
 
 /** The visitor as stored when the call is made. */
 export interface Visitor {
@@ -30,6 +30,11 @@ export interface MessageParts {
   messageId: string;
   /** ms since epoch: the time of the call. */
   time: number;
+  /**
+   * A source middleware or plugin sees the message first (CONTRACT section 2: before it is validated): `integrations`
+   * and the size are checked after it (`checkMessage`), and the copy stops at the body limit rather than 32 KB.
+   */
+  lenient?: boolean;
 }
 
 /** A message ready to queue, with its serialised size in bytes. */
@@ -94,10 +99,11 @@ export function draft(parts: MessageParts): Draft | AnalyticsError {
     // an object without a primitive value, a Symbol: no date either
   }
   if (!ts) return analyticsError('invalid_arguments', `${type}: options.timestamp must be a Date or an ISO 8601 date-time (years 0000-9999)`);
+  const max = parts.lenient ? BATCH_LIMIT : MESSAGE_LIMIT;
   try {
-    clean = sanitize(fields) as JSONObject;
-    callContext = options.context == null ? undefined : sanitize(options.context);
-    callIntegrations = options.integrations == null ? undefined : sanitize(options.integrations);
+    clean = sanitize(fields, max) as JSONObject;
+    callContext = options.context == null ? undefined : sanitize(options.context, max);
+    callIntegrations = options.integrations == null ? undefined : sanitize(options.integrations, max);
   } catch (e) {
     return over(e) ? tooLarge([parts.messageId]) : analyticsError('invalid_payload', `could not read the call's data: ${describe(e)}`);
   }
@@ -106,7 +112,7 @@ export function draft(parts: MessageParts): Draft | AnalyticsError {
   // (without the call's own, the load-time defaults as they are: the caller freezes them)
   const integrations = callIntegrations === undefined ? parts.integrations : { ...parts.integrations, ...(callIntegrations as JSONObject) };
   for (const k of ownKeys(integrations))
-    if (typeof integrations[k] != 'boolean') return analyticsError('invalid_payload', `integrations.${k} must be true or false (spec 000 section 2.3)`);
+    if (typeof integrations[k] != 'boolean' && !parts.lenient) return analyticsError('invalid_payload', `integrations.${k} must be true or false (spec 000 section 2.3)`);
 
   let automatic = parts.context;
   if (type == 'page') {

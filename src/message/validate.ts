@@ -87,22 +87,24 @@ let lastIso: string | undefined;
  *   downstream, in a site's middleware or a warehouse loader, would write through them into a prototype); other
  *   keys never reach a prototype either;
  * An object referenced many times is copied at every place, as JSON.stringify writes it; once the copy is certainly
- * over `MESSAGE_LIMIT` serialised, it stops with a `message_too_large` error (one object referenced twice on each of
+ * over `max` serialised (`MESSAGE_LIMIT`), it stops with a `message_too_large` error (one object referenced twice on each of
  * 30 levels is 2^30 copies: the page would freeze). Throws too if reading the value throws (a getter or `toJSON`).
  */
-export function sanitize(value: unknown): JSONValue | undefined {
+export function sanitize(value: unknown, max = MESSAGE_LIMIT): JSONValue | undefined {
   // (a page's toJSON or getter may call the library meanwhile: that copy counts on its own, and leaves this one's
   // count as it was, or at 0 when it stopped)
-  const outer = size;
+  const [outer, outerMax] = [size, limit];
   size = 0;
+  limit = max;
   const out = copy(value, []);
-  size = outer;
+  [size, limit] = [outer, outerMax];
   return out;
 }
 
 // A lower bound of the serialised bytes of the copy `sanitize` is making: its strings' and keys' UTF-16 units, and
-// two per object.
+// two per object; and where it stops (`max`: the message limit, or more for a copy that a middleware sees first).
 let size = 0;
+let limit = MESSAGE_LIMIT;
 
 function copy(value: unknown, seen: object[], ofToJSON?: 1): JSONValue | undefined {
   switch (typeof value) {
@@ -147,7 +149,7 @@ function copy(value: unknown, seen: object[], ofToJSON?: 1): JSONValue | undefin
       }
   }
   seen.pop();
-  if ((size += 2) > MESSAGE_LIMIT) throw ((size = 0), tooLarge());
+  if ((size += 2) > limit) throw ((size = 0), tooLarge());
   return out;
 }
 

@@ -54,6 +54,32 @@ describe('source middleware and plugins through the API', () => {
     expect(m.messageId).toBe(event.messageId);
   });
 
+  it('runs before the message is validated (CONTRACT section 2): a middleware may make a message the API would refuse acceptable', async () => {
+    const { api, errors } = start();
+    api.addSourceMiddleware(({ payload, next }) => {
+      const m = payload.obj;
+      delete m.properties!.blob;
+      // analytics.js-style integration settings objects become the booleans the API takes
+      for (const k of Object.keys(m.integrations)) m.integrations[k] = !!m.integrations[k];
+      next(payload);
+    });
+    const big = await api.track('Big', { blob: 'x'.repeat(40000), kept: 1 });
+    expect(big.event.properties).toEqual({ kept: 1 });
+    const ints = await api.track('Ints', {}, { integrations: { GA: { id: 1 } } as never });
+    expect(ints.event.integrations).toEqual({ GA: true });
+    await api.flush();
+    expect(sent().map((m) => [m.event, m.properties, m.integrations])).toEqual([
+      ['Big', { kept: 1 }, {}],
+      ['Ints', {}, { GA: true }],
+    ]);
+    expect(errors).toEqual([]);
+    // what it passes on is still checked: too large, or integrations that are not booleans, is refused
+    const { api: api2 } = start();
+    api2.addSourceMiddleware(({ payload, next }) => next(payload));
+    await expect(api2.track('Big', { blob: 'x'.repeat(40000) })).rejects.toMatchObject({ code: 'message_too_large' });
+    await expect(api2.track('Ints', {}, { integrations: { GA: { id: 1 } } as never })).rejects.toMatchObject({ code: 'invalid_payload' });
+  });
+
   it('a dropped message is never stored nor sent; its promise rejects and its callback hears why', async () => {
     const { api, errors } = start();
     api.addSourceMiddleware(({ payload, next }) => (payload.obj.event == 'Bot' ? next(null) : next(payload)));
