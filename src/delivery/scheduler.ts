@@ -201,6 +201,16 @@ export function createScheduler(d: SchedulerDeps) {
       handoff._exit(how, inflight, offline() || Date.now() < times._retryUntil);
       deferral._cover(inflight);
     },
+    /**
+     * Sends nothing more until `p` settles (a page restored from the back/forward cache: until it knows which of its
+     * records another tab adopted and sent meanwhile, see `queue._reconcile`).
+     */
+    _after(p: Promise<unknown>) {
+      chain = chain.then(() => p).then(
+        () => {},
+        () => {},
+      );
+    },
     /** The page is shown again (or restored from the back/forward cache): it may send, and defer, again. */
     _shown() {
       handoff._shown();

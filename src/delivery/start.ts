@@ -99,9 +99,13 @@ export function startDelivery(s: DeliverySettings): Delivery {
     },
     _resume(restored) {
       identity._reload();
+      // A restored page sends nothing before it knows which of its records another tab adopted and sent meanwhile (an
+      // overdue retry timer, or a call made at once, would send them again).
+      const reconciled = restored ? queue._reconcile() : Promise.resolve();
+      scheduler._after(reconciled);
       scheduler._shown();
       if (restored) tabs._enter();
-      (restored ? queue._reconcile() : Promise.resolve()).then(() => adopt()).then(scheduler._notify);
+      reconciled.then(() => adopt()).then(scheduler._notify);
     },
     _online: () => scheduler._flush(),
   });
