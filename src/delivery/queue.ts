@@ -1,4 +1,5 @@
-import { createStore, setMany, delMany, values, clear, type UseStore } from 'idb-keyval';
+import { setMany, delMany, values, clear } from 'idb-keyval';
+import { openStore, writeBehind } from './store';
 import type { AnalyticsError } from '../message/types';
 import { analyticsError } from '../message/errors';
 
@@ -7,28 +8,7 @@ import { overBounds } from './records';
 
 export type { QueueBounds, QueueRecord } from './records';
 export { DEFAULT_BOUNDS, overBounds } from './records';
-
-// Our own database, never idb-keyval's default, so a host page using idb-keyval is unaffected.
-export const DB = 'svc-analytics';
-
-/**
- * Our store, each of its transactions committed as soon as its requests are placed (`IDBTransaction.commit()`,
- * https://w3c.github.io/IndexedDB/#dom-idbtransaction-commit). Left to commit by itself, a transaction waits until
- * this page has handled its requests' results: a page frozen first (into the back/forward cache just after a call,
- * a delivery or its own exit) keeps it open, the next page's first conflicting transaction waits on it, and Chromium
- * evicts the cached page ("IgnoreEventAndEvict", e2e/bfcache.spec.ts). The idb-keyval functions used here place all
- * their requests at once (getAll, never a cursor, wherever commit exists); where commit is missing, as before.
- */
-const committingStore = (): UseStore => {
-  const store = createStore(DB, 'queue');
-  return (mode, fn) =>
-    store(mode, (s) => {
-      // (`fn` placed its requests in this same task: the transaction is still active, and commit cannot throw)
-      const result = fn(s);
-      s.transaction.commit?.();
-      return result;
-    });
-};
+export { clearStored, DB } from './store';
 
 /** What the queue tells its owner about. */
 export interface QueueEvents {
@@ -36,60 +16,6 @@ export interface QueueEvents {
   _expired(ids: string[]): void;
   /** IndexedDB is unusable; the queue now lives in memory. */
   _fallback(error: unknown): void;
-}
-
-/**
- * Empties the store of a queue this page never opened (consent denied, opt-out), without creating it where it does
- * not exist: `indexedDB.databases()` says whether it does (https://developer.mozilla.org/docs/Web/API/IDBFactory/databases);
- * where that is missing nothing is opened (opening would create it). Never rejects.
- */
-export function clearStored(): Promise<void> {
-  return Promise.resolve()
-    .then(() => indexedDB.databases?.() || [])
-    .then((list) => {
-      if (list.some((d) => d.name == DB)) return clear(committingStore());
-    })
-    .catch(() => {});
-}
-
-// The queue's IndexedDB store while it works: `persist` runs an operation on it and never rejects; any failure
-// (including a synchronous throw from `indexedDB.open`) leaves the queue in memory from then on, told by `fallback`.
-function openStore(fallback: (error: unknown) => void) {
-  let store: UseStore | undefined;
-  try {
-    store = typeof indexedDB != 'undefined' ? committingStore() : undefined;
-  } catch {
-    // indexedDB present but throws on access (a sandboxed frame without allow-same-origin in Chromium:
-    // e2e/conditions.spec.ts, "a sandboxed frame ..."). A failing `open` (Firefox's private windows before 115,
-    // https://bugzilla.mozilla.org/show_bug.cgi?id=781982) is caught by `persist`.
-  }
-  if (!store) fallback(new Error('no IndexedDB'));
-  return <T>(op: (s: UseStore) => Promise<T>): Promise<T | void> =>
-    Promise.resolve()
-      .then(() => store && op(store))
-      .catch((error) => {
-        store = undefined;
-        fallback(error);
-      });
-}
-
-// Writes records through in bursts: those added while a write is pending go together in the next transaction.
-function writeBehind(save: (list: QueueRecord[]) => Promise<void>) {
-  let pending: QueueRecord[] = [];
-  let writing: Promise<void> = Promise.resolve();
-  return {
-    _write(record: QueueRecord): Promise<void> {
-      pending.push(record);
-      if (pending.length == 1)
-        writing = writing.then(() => {
-          const batch = pending;
-          pending = [];
-          return save(batch);
-        });
-      return writing;
-    },
-    _flushed: () => writing,
-  };
 }
 
 // When each orphan was first seen: one is adopted only `graceMs` later (see `adopt`). Says when it may be (0: now,

@@ -3,6 +3,7 @@ import { IDBDatabase, IDBFactory } from 'fake-indexeddb';
 import { createStore, values, type UseStore } from 'idb-keyval';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createQueue, DEFAULT_BOUNDS, type QueueBounds, type QueueRecord } from '../../src/delivery/queue';
+import { OPEN_TIMEOUT_MS } from '../../src/delivery/store';
 import type { AnalyticsError, Message } from '../../src/message/types';
 
 const WIDE: QueueBounds = { maxCount: 1000, maxBytes: 1e9, maxAgeMs: 1e9 };
@@ -507,6 +508,38 @@ describe('createQueue', () => {
         expect(ids(a)).toEqual(['id-0001', 'id-0002']);
         expect(await storedIds()).toEqual(['id-0001', 'id-0002']);
       });
+  });
+
+  describe('with an IndexedDB whose open never answers (a stalled profile, Safari 14)', () => {
+    let saved: unknown;
+    beforeEach(() => {
+      saved = (globalThis as any).indexedDB;
+      // a request that never fires success or error
+      (globalThis as any).indexedDB = { open: () => ({}), databases: async () => [] };
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    });
+    afterEach(() => {
+      vi.useRealTimers();
+      (globalThis as any).indexedDB = saved;
+    });
+
+    it('counts it a failure after OPEN_TIMEOUT_MS: what waited on it settles, in memory, reported once', async () => {
+      const ev = events();
+      const q = createQueue('A', WIDE, ev);
+      const settled: string[] = [];
+      void (q._add(rec(1)) as Promise<void>).then(() => settled.push('add'));
+      void q._adopt(() => true).then(() => settled.push('adopt'));
+      await vi.advanceTimersByTimeAsync(OPEN_TIMEOUT_MS - 1);
+      expect(settled).toEqual([]);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(settled.sort()).toEqual(['add', 'adopt']);
+      expect(ev._fallback).toHaveBeenCalledTimes(1);
+      expect(ids(q)).toEqual(['id-0001']);
+      // and from then on in memory at once
+      await q._add(rec(2));
+      expect(ids(q)).toEqual(['id-0001', 'id-0002']);
+      expect(ev._fallback).toHaveBeenCalledTimes(1);
+    });
   });
 
   describe('without IndexedDB', () => {
