@@ -119,8 +119,8 @@ test('a bundle run in the task of the calls takes them from memory, and the stub
       (0, eval)(bundle);
       // Right after the task: no call of this page waits unclaimed in the buffer (another page would send it again
       // if this one were left now, before its bundle is done with them).
-      const unclaimed = () => JSON.parse(localStorage.getItem('svc_buffer') || '[]').filter((c: any) => c[4] === a.pid && !c[6]);
-      return new Promise<{ pid: number; afterTask: unknown[] }>((r) => setTimeout(() => r({ pid: a.pid, afterTask: unclaimed() }), 0));
+      const unclaimed = () => JSON.parse(localStorage.getItem('svc_buffer') || '[]').filter((c: any) => c[4] === a.invoked && !c[6]);
+      return new Promise<{ pid: number; afterTask: unknown[] }>((r) => setTimeout(() => r({ pid: a.invoked, afterTask: unclaimed() }), 0));
     },
     [names, bundle] as const,
   );

@@ -30,7 +30,7 @@ const EARLY = /^(on|once|off|register|add(Source|Destination|Integration)Middlew
 // (`<img name="analytics">`, `<form id="analytics">`, `<iframe name="analytics">`, whose window may be of another
 // origin, where reading any property throws): this bundle starts anyway and defines `window.analytics`.
 const found = w.analytics;
-const stub: (BufferedCall[] & { pid?: number }) | undefined = Array.isArray(found) ? found : undefined;
+const stub: (BufferedCall[] & { pid?: number; invoked?: number }) | undefined = Array.isArray(found) ? found : undefined;
 // `document.currentScript` and `document.head` read through Document.prototype's getters: an element named like them
 // (`<img name="currentScript" src="https://elsewhere/x.js">`) shadows them on `document` itself.
 // (A DOM without them there, as a test DOM: read on `document`.)
@@ -112,8 +112,9 @@ function takeOver() {
   const done = new Set<BufferedCall>();
   const once = (c: BufferedCall) => (done.has(c) ? undefined : (done.add(c), replay(c[0], c[1], c[2], c[3])));
   calls.filter((c) => EARLY.test(c[0])).forEach(once);
+  // (the page's id: `invoked`; `pid` in the stubs of 0.1.0 and before, which set `invoked` to 1)
   const recorded = (storage: boolean) =>
-    storage ? takeOverBuffer(calls, stub && stub.pid, once, loadCall && bindingOf(loadCall[1])) : calls.forEach((c) => c[0] != 'load' && once(c));
+    storage ? takeOverBuffer(calls, stub && (stub.pid || stub.invoked), once, loadCall && bindingOf(loadCall[1])) : calls.forEach((c) => c[0] != 'load' && once(c));
   const loadCall = calls.find((c) => c[0] == 'load');
   if (loadCall) later(() => load(...(loadCall[1] as [string, object?]), recorded, later));
   else recorded(true);

@@ -35,7 +35,7 @@ declare const __BUFFER_KEY__: string;
   rec =
     (m: string) =>
     (...args: unknown[]) => (a.push([m, args, [location.href, d.title, d.referrer], +new Date(), page, a.length]) - unwritten < 2 && atEndOfTask(write), a),
-  // This page's id: its calls in the shared buffer carry it (see src/api/buffer.ts).
+  // This page's id (`invoked`): its calls in the shared buffer carry it (see src/api/buffer.ts).
   page?: number,
 ) => {
   // The stub ran already (`invoked`: ours, or analytics.js's), or the bundle took over (its `VERSION` is a string):
@@ -44,24 +44,26 @@ declare const __BUFFER_KEY__: string;
   // page and whose named children can fake `invoked` or `VERSION`, but never as a number or a string), or an
   // `<iframe name="analytics">` whose window may be of another origin (reading a property throws).
   try {
-    if (a.invoked > 0 || a.VERSION === a.VERSION + '') return;
+    // (`.big`: String.prototype's, in every engine (ECMAScript Annex B): only a string has it, never an element)
+    if (a.invoked > 0 || a.VERSION?.big) return;
   } catch {}
   if (!Array.isArray(a)) a = w.analytics = [];
-  a.invoked = 1;
-  page = a.pid = Math.random();
+  // (`invoked`, as analytics.js's snippet sets it, is this page's id too: its calls in the shared buffer carry it)
+  page = a.invoked = Math.random();
   // Every method of analytics.js's snippet too, so a site's code written for it runs unchanged before the bundle comes;
   // the first two are namespaces: every helper of them (analytics.ecommerce.orderCompleted, ...) without listing them,
   // through a Proxy.
   'ecommerce semantic identify track page screen group alias reset setAnonymousId ready flush on off once debug user pageview trackLink trackClick trackForm trackSubmit addSourceMiddleware addDestinationMiddleware addIntegrationMiddleware register consent optOut optIn'
     .split(' ')
     .map((m, i) => (a[m] = i < 2 ? new Proxy({}, { get: (_, k) => rec(m + '.' + String(k)) }) : rec(m)));
-  a.load = (key: string, o?: { cdnUrl?: string; consent?: unknown }) => {
-    a.c = o?.consent;
+  a.load = (key: string, o?: object, s?: any) => {
     rec('load')(key, o);
+    // The options' own properties only: nothing on Object.prototype chooses the script or the consent mode.
+    o = { __proto__: null, ...o };
+    a.c = (o as any).consent;
     // (a script element inserted by script is async: https://html.spec.whatwg.org/multipage/scripting.html#script-force-async)
-    let s = d.createElement('script');
-    s.src = o?.cdnUrl || __CDN_URL__;
-    s.nonce = nonce || '';
+    (s = d.createElement('script')).src = (o as any).cdnUrl || __CDN_URL__;
+    s.nonce = nonce;
     d.head.append(s);
   };
 })(window, document);
