@@ -1,5 +1,5 @@
 import type { QueueRecord } from './queue';
-import type { Tabs } from './tabs';
+import { LEASE_MS, type Tabs } from './tabs';
 import type { AnalyticsError } from '../message/types';
 import type { ExitKind } from './lifecycle';
 import type { Handoff, HandoffDeps } from './handoff';
@@ -172,6 +172,10 @@ export function createScheduler(d: SchedulerDeps) {
     // page's first IndexedDB open holds up Web Locks grants in Chromium, e2e/delivery.spec.ts "the first message of
     // a quiet spell"). Once the page left (it may be restored), the rest waits: another tab may adopt and send them.
     const alive = d._tabs._alive();
+    // Without Web Locks another tab adopts a record once it is older than the lease, even from a tab that lives (in a
+    // long outage, offline): what another tab took is let go first (only such old records can have been taken).
+    const now = Date.now();
+    if (d._tabs._leased() && waiting().some((r) => now - r.queuedAt > LEASE_MS)) await d._queue._reconcile();
     for (const batch of planBatches(waiting())) if (!alive() || !(await send(batch))) break;
     plan();
   };

@@ -37,7 +37,7 @@ const batchIds = (text: string) => (JSON.parse(text).batch as Message[]).map((m)
 // Stub fetch (and sendBeacon) first: the transport takes them when it is created, here.
 function setup(over: Partial<Omit<SchedulerDeps, '_handoff'>> = {}) {
   const queue = fakeQueue();
-  const tabs = { id: 'me', _alive: () => () => true } as unknown as Tabs;
+  const tabs = { id: 'me', _alive: () => () => true, _leased: () => false } as unknown as Tabs;
   const report = vi.fn<(e: AnalyticsError) => void>();
   const emit = vi.fn();
   const transport: Transport = over._transport || createTransport();
@@ -255,6 +255,7 @@ describe('createScheduler', () => {
           const at = leaves;
           return () => leaves == at;
         },
+        _leased: () => false,
       } as unknown as Tabs;
       // The page leaves (and is restored) while the first batch is in flight.
       let requests = 0;
