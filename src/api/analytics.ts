@@ -8,6 +8,7 @@ import { createIdentity, uuid } from '../identity/identity';
 import { startLink, type LinkTools } from '../identity/link';
 import { serverCookies } from '../identity/server-cookies';
 import { createGate } from '../privacy/gate';
+import { categoriesOf, UNLISTED } from '../privacy/consent';
 import { clearStored, overBounds } from '../delivery/queue';
 import { startDelivery, type Delivery } from '../delivery/start';
 import { clearNote } from '../delivery/exit-note';
@@ -107,7 +108,8 @@ export function createAnalytics(stages: {
     const server = options.serverCookies ? serverCookies(batchUrl(options.apiHost), isOpen, report, tools) : undefined;
     const identity = createIdentity({ storage: options.storage, cookie: ownOptions(options.cookie), persist: false, server });
     if (options.linkDomains) startLink(options.linkDomains, identity, isOpen, report, tools);
-    const consent = ownOptions(options.consent);
+    const categories = categoriesOf(options.consent);
+    if (categories?.[0] == UNLISTED) report(analyticsError('invalid_arguments', 'load: consent needs { categories: [...] }; nothing is stored or sent until it lists them'));
     const owner = uuid();
     // The plan's checker: messages are checked once it is there, never held for it (a chunk that fails loses no call).
     const plan = options.plan ? stages.plan(options.plan, report).catch((e) => void report(analyticsError('plan_unavailable', 'plan: ' + describe(e)))) : undefined;
@@ -117,7 +119,7 @@ export function createAnalytics(stages: {
       delivery || (delivery = startDelivery({ ...settings, owner, writeKey, identity, open: isOpen, report, emit: emitter.emit }));
     const gate = createGate({
       identity,
-      _categories: Array.isArray(consent.categories) ? consent.categories.map(String) : undefined,
+      _categories: categories,
       _respectGPC: options.respectGPC,
       _overBounds: (count, bytes) => overBounds(settings.bounds, count, bytes),
       report,

@@ -39,3 +39,18 @@ export function preferencesOf(value: unknown): Preferences | undefined {
   }
   return out;
 }
+
+/** The category a `consent` load option without a list gates on: no decision grants it (see `categoriesOf`). */
+export const UNLISTED = '(the consent option lists no categories)';
+
+/**
+ * The categories of the `consent` load option (CONTRACT section 3); undefined for no gating (no option, or a false
+ * one, as the stub reads it). A list given as a string (`{ categories: 'C0002' }`) or as the option itself
+ * (`['C0002']`) is read as meant. Any other shape fails closed: it gates on `UNLISTED`, which no decision grants, so
+ * nothing is stored or sent until the option is fixed (the caller reports it). Own properties only.
+ */
+export function categoriesOf(option: unknown): string[] | undefined {
+  if (!option) return undefined;
+  const listed = Array.isArray(option) ? option : hasOwn.call(option, 'categories') ? (option as { categories: unknown }).categories : undefined;
+  return Array.isArray(listed) ? listed.map(String) : typeof listed == 'string' ? [listed] : [UNLISTED];
+}

@@ -1,6 +1,6 @@
 import { net, sent, start } from '../harness';
 import { afterEach, describe, expect, it } from 'vitest';
-import { decide, preferencesOf } from '../../src/privacy/consent';
+import { categoriesOf, decide, preferencesOf } from '../../src/privacy/consent';
 
 describe('decide', () => {
   const cats = ['analytics', 'ads'];
@@ -68,6 +68,41 @@ async function expectNothingStored() {
 
 afterEach(() => {
   delete (navigator as any).globalPrivacyControl;
+});
+
+describe('the consent load option', () => {
+  it('reads a list given as a string or as the option itself as meant', () => {
+    expect(categoriesOf({ categories: 'C0002' })).toEqual(['C0002']);
+    expect(categoriesOf(['C0002', 'C0004'])).toEqual(['C0002', 'C0004']);
+    expect(categoriesOf({ categories: ['a', 2] })).toEqual(['a', '2']);
+    expect(categoriesOf({ categories: [] })).toEqual([]);
+    for (const none of [undefined, null, false, 0, '']) expect(categoriesOf(none)).toBeUndefined();
+  });
+
+  it('fails closed on any other shape: nothing is stored or sent, whatever is decided, and the mistake is reported', async () => {
+    for (const option of [{}, true, { categories: undefined }, { categories: { C0002: true } }, 'C0002']) {
+      net.fetch.mockClear();
+      const { api, errors } = start({ consent: option as never });
+      await api.track('One');
+      api.consent({ C0002: true, analytics: true });
+      await api.track('Two');
+      await api.flush();
+      expect(net.fetch, JSON.stringify(option)).not.toHaveBeenCalled();
+      await expectNothingStored();
+      expect(errors.map((e) => e.code)).toEqual(['invalid_arguments']);
+      expect(errors[0].message).toMatch(/consent needs \{ categories/);
+    }
+  });
+
+  it('a list as a string gates on it, and its grant sends', async () => {
+    const { api } = start({ consent: { categories: 'analytics' } as never });
+    await api.track('Held');
+    await api.flush();
+    expect(net.fetch).not.toHaveBeenCalled();
+    api.consent({ analytics: true });
+    await api.flush();
+    expect(sent().map((m) => m.event)).toEqual(['Held']);
+  });
 });
 
 describe('consent-pending mode', () => {
