@@ -151,7 +151,8 @@ export function createIdentity({ storage = 'cookie', cookie = {}, persist = true
   const store = (key: Key, value: JSONValue) => {
     // Always JSON (the analytics.js form), so an id such as "42" or "1e3" reads back as the same string.
     const s = value == null ? undefined : stringify(value);
-    if (inCookie(key)) attempt(() => (writeCookie(KEYS[key], s), server?._changed(domain)));
+    // (the opt-out is no cookie the server sets: writing it asks the server nothing)
+    if (inCookie(key)) attempt(() => (writeCookie(KEYS[key], s), key != 'optOut' && server?._changed(domain)));
     if (ls) attempt(() => (s === undefined ? ls!.removeItem(KEYS[key]) : ls!.setItem(KEYS[key], s)));
   };
   const write = (key: Key, value: JSONValue) => writable && store(key, value);

@@ -57,7 +57,7 @@ export function cameFrom(domains: unknown): boolean {
 /** What the link and server-cookie code that is not in the bundle offers (a chunk, src/entry/debug-browser.ts). */
 export interface LinkTools {
   decorate(domains: unknown, id: () => string | false | undefined, report: (e: AnalyticsError) => void): void;
-  sync(batch: string, domain: string | undefined, report: (e: AnalyticsError) => void): void;
+  sync(batch: string, domain: string | undefined, report: (e: AnalyticsError) => void, open: () => boolean): void;
 }
 
 /** Runs a function with the tools once they are here (a chunk that fails is reported there). */

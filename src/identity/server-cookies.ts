@@ -35,7 +35,7 @@ export const serverHolds = (name: string, value: string) =>
 export function serverCookies(batch: string, open: () => boolean, report: (e: AnalyticsError) => void, tools: WithTools): IdentityOptions['server'] {
   return {
     _holds: serverHolds,
-    _changed: (domain) => open() && tools((t) => t.sync(batch, domain, report)),
+    _changed: (domain) => open() && tools((t) => t.sync(batch, domain, report, open)),
     // What was asked holds the ids: it goes with them (consent withdrawn, opt-out).
     _forget: () => [SYNC_KEY, SYNC_KEY + '_asked'].forEach((k) => localStorage.removeItem(k)),
   };
@@ -50,9 +50,9 @@ let warned = false;
  * Asks the server to set the identity cookies the page holds, when they changed since the last request or a day
  * passed: once, after the current task (a load writes several). A request that fails is not repeated before either;
  * meanwhile the script keeps writing the cookies itself. Reports a refusal, and (once) a `batch` URL that is not a
- * path of this site.
+ * path of this site. Nothing while storing is not allowed (`open`).
  */
-export function syncCookies(batch: string, domain: string | undefined, report: (e: AnalyticsError) => void) {
+export function syncCookies(batch: string, domain: string | undefined, report: (e: AnalyticsError) => void, open: () => boolean) {
   if (batch[0] != '/') {
     if (!warned) report(analyticsError('invalid_arguments', 'serverCookies: apiHost must be a path of this site'));
     warned = true;
@@ -61,6 +61,8 @@ export function syncCookies(batch: string, domain: string | undefined, report: (
   const url = location.origin + batch.replace(/batch$/, 'cookies');
   clearTimeout(timer);
   timer = setTimeout(() => {
+    // (nothing is asked once the visitor opted out or consent was withdrawn meanwhile)
+    if (!open()) return;
     try {
       const cookies: Record<string, string> = {};
       for (const n of NAMES) {

@@ -42,7 +42,7 @@ describe('serverCookies', () => {
     expect(sync).not.toHaveBeenCalled();
     open = true;
     server._changed('example.com');
-    expect(sync).toHaveBeenCalledWith('/ingest/v1/batch', 'example.com', expect.any(Function));
+    expect(sync).toHaveBeenCalledWith('/ingest/v1/batch', 'example.com', expect.any(Function), expect.any(Function));
   });
 });
 
@@ -62,8 +62,8 @@ describe('syncCookies', () => {
     const fetch = vi.fn();
     vi.stubGlobal('fetch', fetch);
     const report = vi.fn();
-    syncCookies('https://cdp.svc.example/v1/batch', undefined, report);
-    syncCookies('https://cdp.svc.example/v1/batch', undefined, report);
+    syncCookies('https://cdp.svc.example/v1/batch', undefined, report, () => true);
+    syncCookies('https://cdp.svc.example/v1/batch', undefined, report, () => true);
     await flushTimers();
     expect(report).toHaveBeenCalledTimes(1);
     expect(report).toHaveBeenCalledWith(expect.objectContaining({ code: 'invalid_arguments' }));
@@ -75,8 +75,8 @@ describe('syncCookies', () => {
     vi.stubGlobal('fetch', fetch);
     document.cookie = 'svc_anonymous_id=%22a%22; path=/';
     document.cookie = 'svc_user_traits=x; path=/'; // not an id
-    syncCookies('/ingest/v1/batch', 'example.com', () => {});
-    syncCookies('/ingest/v1/batch', 'example.com', () => {}); // a load writes several: one request
+    syncCookies('/ingest/v1/batch', 'example.com', () => {}, () => true);
+    syncCookies('/ingest/v1/batch', 'example.com', () => {}, () => true); // a load writes several: one request
     await flushTimers();
     expect(fetch).toHaveBeenCalledTimes(1);
     const [url, init] = fetch.mock.calls[0] as unknown as [string, RequestInit];
@@ -85,15 +85,15 @@ describe('syncCookies', () => {
     expect(JSON.parse(init.body as string)).toEqual({ cookies: { svc_anonymous_id: '%22a%22' }, domain: 'example.com' });
     expect(serverHolds('svc_anonymous_id', '%22a%22')).toBe(true);
 
-    syncCookies('/ingest/v1/batch', 'example.com', () => {});
+    syncCookies('/ingest/v1/batch', 'example.com', () => {}, () => true);
     await flushTimers();
     expect(fetch).toHaveBeenCalledTimes(1);
     document.cookie = 'svc_user_id=%22u%22; path=/';
-    syncCookies('/ingest/v1/batch', 'example.com', () => {});
+    syncCookies('/ingest/v1/batch', 'example.com', () => {}, () => true);
     await flushTimers();
     expect(fetch).toHaveBeenCalledTimes(2);
     vi.spyOn(Date, 'now').mockReturnValue(Date.now() + SYNC_EVERY + 1);
-    syncCookies('/ingest/v1/batch', 'example.com', () => {});
+    syncCookies('/ingest/v1/batch', 'example.com', () => {}, () => true);
     await flushTimers();
     expect(fetch).toHaveBeenCalledTimes(3);
   });
@@ -102,12 +102,12 @@ describe('syncCookies', () => {
     vi.stubGlobal('fetch', fetch);
     const report = vi.fn();
     document.cookie = 'svc_anonymous_id=%22a%22; path=/';
-    syncCookies('/ingest/v1/batch', undefined, report);
+    syncCookies('/ingest/v1/batch', undefined, report, () => true);
     await flushTimers();
     expect(JSON.parse((fetch.mock.calls[0] as unknown as [string, RequestInit])[1].body as string)).toEqual({ cookies: { svc_anonymous_id: '%22a%22' } });
     expect(report).toHaveBeenCalledWith(expect.objectContaining({ code: 'delivery_rejected' }));
     expect(serverHolds('svc_anonymous_id', '%22a%22')).toBe(false);
-    syncCookies('/ingest/v1/batch', undefined, report);
+    syncCookies('/ingest/v1/batch', undefined, report, () => true);
     await flushTimers();
     expect(fetch).toHaveBeenCalledTimes(1);
   });
