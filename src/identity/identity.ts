@@ -156,11 +156,14 @@ export function createIdentity({ storage = 'cookie', cookie = {}, persist = true
     if (ls) attempt(() => (s === undefined ? ls!.removeItem(KEYS[key]) : ls!.setItem(KEYS[key], s)));
   };
   const write = (key: Key, value: JSONValue) => writable && store(key, value);
-  // Removes a stored value wherever it may be, without probing: every candidate domain, and localStorage.
+  // Removes a stored value wherever it may be, without probing: every candidate domain, and localStorage; under
+  // analytics.js's name too (else the next load would adopt the identity just erased).
   const erase = (key: Key) => {
     if (memory) return;
-    for (const d of [undefined, domain, ...domainCandidates(location.hostname)]) attempt(() => writeCookie(KEYS[key], undefined, d));
-    attempt(() => localStorage.removeItem(KEYS[key]));
+    for (const names of [KEYS, AJS]) {
+      for (const d of [undefined, domain, ...domainCandidates(location.hostname)]) attempt(() => writeCookie(names[key], undefined, d));
+      attempt(() => localStorage.removeItem(names[key]));
+    }
   };
 
   const state: { anonymousId: string; userId: string | null; traits: JSONObject; groupId: string | null; groupTraits: JSONObject } = {

@@ -253,6 +253,21 @@ describe('createIdentity', () => {
     expect(again._userId()).toBeNull();
   });
 
+  it("forgets the analytics.js identity too (a withdrawal, an opt-out): the next load does not adopt what was erased", () => {
+    document.cookie = 'ajs_anonymous_id=%22ajs-anon%22; path=/';
+    document.cookie = 'ajs_user_id=%22jane%40example.com%22; path=/';
+    localStorage.setItem('ajs_user_traits', JSON.stringify({ email: 'jane@example.com' }));
+    const id = createIdentity();
+    expect(id._userId()).toBe('jane@example.com');
+    id._forget();
+    expect(document.cookie.split(/;\s*/).filter((c) => c.startsWith('ajs_') && !c.endsWith('='))).toEqual([]);
+    expect(Object.keys(localStorage).filter((k) => k.startsWith('ajs_'))).toEqual([]);
+    const next = createIdentity();
+    expect(next._userId()).toBeNull();
+    expect(next._traits()).toEqual({});
+    expect(next._anonymousId()).not.toBe('ajs-anon');
+  });
+
   describe('identify', () => {
     it('keeps the current user id when none is given', () => {
       const id = createIdentity();
