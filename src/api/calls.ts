@@ -13,6 +13,7 @@ import { normalise } from '../message/call';
 import { monotonicUlid } from '../message/ulid';
 import { checkMessage, draft, measure, type BuiltMessage, type Draft } from '../message/message';
 import { copyJSON } from '../message/validate';
+import { uuid } from '../identity/identity';
 
 /** The parts of an instance that exist once `load` ran: what a call is made of and where it goes. */
 export interface Instance {
@@ -104,8 +105,18 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
     if (drafted instanceof Error) return [guard.refuse(drafted, callback), false];
     const { message } = drafted;
     if (type == 'page') pagedUrl = message.properties!.url;
+    // As analytics.js, identifying another user than the stored one starts a new anonymous id: two people on one
+    // browser are never joined (the identify carries it, unless the call gives its own).
+    const stored = identity._userId();
+    const fresh = type == 'identify' && stored != null && message.userId != stored ? uuid() : undefined;
+    if (fresh && message.anonymousId == identity._anonymousId()) message.anonymousId = fresh;
+    // An identify or a group changes the visitor only if the API takes its message: measured now (few calls are).
+    // (With source middleware or plugins, which see it first, as it was called.)
+    const early = (type == 'identify' || type == 'group') && !lenient ? measure(drafted) : undefined;
+    if (early instanceof Error) return [guard.refuse(early, callback), false];
     // What persists is the call's sanitised data (a cycle or a function never reaches storage), before source
     // middleware and plugins change what is sent, as analytics.js.
+    if (fresh) identity._setAnonymousId(fresh);
     if (type == 'identify') identity._identify(message.userId, message.traits!);
     if (type == 'group') identity._group(message.groupId!, message.traits!);
     // What is stored was erased meanwhile (an opt-out, a denial: even if reversed since)? Then this message is not
@@ -125,7 +136,7 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
     const rest = (): Started => {
       if (!transforms._active()) {
         // (drafted for a plugin that then failed to load, or was an `after` one: checked in full)
-        const built = lenient ? checkMessage(message, message) : measure(drafted);
+        const built = early || (lenient ? checkMessage(message, message) : measure(drafted));
         return [built instanceof Error ? guard.refuse(built, callback) : finish(message, built), false];
       }
       let out: Message | AnalyticsError | Promise<Message | AnalyticsError>;
