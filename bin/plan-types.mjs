@@ -41,14 +41,16 @@ function objectType(schema, ctx, indent, seen) {
   // Required names the schema does not describe: present, of any type.
   for (const k of required) if (!(k in properties)) lines.push(`${inner}${key(k)}: unknown;\n`);
   if (schema.additionalProperties !== false) lines.push(`${inner}[key: string]: unknown;\n`);
-  return lines.length ? `{\n${lines.join('')}${indent}}` : '{}';
+  // (a closed object with no properties: `{}` would take anything, a string included)
+  return lines.length ? `{\n${lines.join('')}${indent}}` : '{ [key: string]: never }';
 }
 
 function arrayType(schema, ctx, indent, seen) {
   const tuple = Array.isArray(schema.prefixItems) ? schema.prefixItems : Array.isArray(schema.items) ? schema.items : null;
   if (tuple) return `[${tuple.map((s) => typeOf(s, ctx, indent, seen)).join(', ')}, ...unknown[]]`;
   const item = typeOf(schema.items, ctx, indent, seen);
-  return /[|&\s]/.test(item) && !item.startsWith('{') ? `(${item})[]` : `${item}[]`;
+  // (anything but a name is wrapped: `[]` after `{ ... } & (...)` or `a | b` binds to its last part only)
+  return /^[\w.$]+$/.test(item) ? `${item}[]` : `(${item})[]`;
 }
 
 /** Looks up `#/...` pointers in the plan. */

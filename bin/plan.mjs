@@ -38,7 +38,7 @@ export function readMessages(files) {
       if (!line.trim()) return;
       let value;
       try {
-        value = JSON.parse(line);
+        value = JSON.parse(i ? line : line.replace(/^\uFEFF/, ''));
       } catch {
         throw new PlanLoadError(`${file}:${i + 1} is not a JSON line`);
       }

@@ -41,7 +41,7 @@ export async function loadPlan(source) {
       throw new PlanLoadError(`cannot read the plan ${file} (${err.code || err.message})`);
     }
     try {
-      plan = JSON.parse(text);
+      plan = JSON.parse(text.replace(/^\uFEFF/, '')); // (a byte-order mark, as Windows editors write it)
     } catch (err) {
       throw new PlanLoadError(`the plan ${file} is not JSON: ${err.message}`);
     }

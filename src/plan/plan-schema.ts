@@ -69,7 +69,8 @@ export function checkSchema(schema: unknown, at: string, refs: Refs, seen: strin
       fail('pattern', `a regular expression (ECMA-262, unicode), got ${shown(s.pattern)}`);
     }
   }
-  if (s.format !== undefined && !FORMAT_NAMES.includes(s.format)) fail('format', `one of ${FORMAT_NAMES.join(', ')}, got ${shown(s.format)}`);
+  // (a format this checker does not know is an annotation, as JSON Schema has it: accepted, not checked)
+  if (s.format !== undefined && typeof s.format != 'string') fail('format', `a format name such as ${FORMAT_NAMES.join(', ')}, got ${shown(s.format)}`);
   for (const k of SCHEMAS) if (s[k] !== undefined) checkSchema(s[k], pointerTo(at, k), refs);
   if (s.items !== undefined) {
     if (Array.isArray(s.items)) s.items.forEach((sub: unknown, i: number) => checkSchema(sub, pointerTo(pointerTo(at, 'items'), i), refs));

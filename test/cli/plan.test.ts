@@ -80,6 +80,28 @@ describe('svc-analytics plan types', () => {
   });
 });
 
+describe('plan files as Windows editors save them', () => {
+  it('reads a plan and a log that begin with a byte-order mark', () => {
+    const dir = tmp();
+    fs.writeFileSync(path.join(dir, 'p.json'), '\uFEFF' + JSON.stringify({ events: { 'Newsletter Subscribed': { properties: { type: 'object' } } } }));
+    fs.writeFileSync(path.join(dir, 'm.jsonl'), '\uFEFF' + logLine(good) + '\n');
+    expect(run(['plan', 'check', 'p.json', 'm.jsonl'], dir)).toMatchObject({ code: 0 });
+  });
+});
+
+describe('plan types: shapes that once came out wrong (found by review 7)', () => {
+  const typesOf = (events: object) => planTypes({ events, $defs: { Product: { type: 'object', required: ['product_id'], properties: { product_id: { type: 'string' } } } } }, { source: 'p.json', specEvents: [] });
+  it('wraps an array item type of several parts: `[]` after `{...} & (...)` would bind to its last part only', () => {
+    const text = typesOf({ 'Cart Saved': { properties: { type: 'object', properties: { products: { type: 'array', items: { type: 'object', required: ['qty'], properties: { qty: { type: 'number' } }, allOf: [{ $ref: '#/$defs/Product' }] } } } } } });
+    const products = text.slice(text.indexOf('products'));
+    expect(products).toMatch(/^products\?: \(\{/);
+    expect(products).toMatch(/\}\)\)?\[\];/);
+  });
+  it('types a closed object without properties as one that takes no property (not `{}`, which takes anything)', () => {
+    expect(typesOf({ 'No Props': { properties: { type: 'object', additionalProperties: false } } })).toContain('"No Props": { [key: string]: never };');
+  });
+});
+
 describe('svc-analytics collector --plan', () => {
   it('lists plan violations in GET /_/violations, and refuses a plan that is not valid with exit 2', async () => {
     const port = await freePort();

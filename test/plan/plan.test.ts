@@ -86,7 +86,13 @@ describe('validatePlan (through compilePlan)', () => {
     expect(refused({ $defs: { A: { $ref: '#/$defs/A' } } })).toMatch(/\/\$defs\/A\/\$ref: a reference that does not lead back to itself/);
     expect(refused({ events: { A: { props: {} } } })).toMatch(/\/events\/A\/props: not a key here/);
     expect(refused({ unplannedEvents: 'warn' })).toMatch(/\/unplannedEvents: "error" or "allow"/);
-    expect(refused({ identify: { traits: { format: 'phone' } } })).toMatch(/\/identify\/traits\/format: one of date-time, email, uri/);
+    expect(refused({ identify: { traits: { format: 7 } } })).toMatch(/\/identify\/traits\/format: a format name such as date-time, email, uri/);
+  });
+
+  it('takes a format it does not know as an annotation, as JSON Schema does: accepted, not checked', () => {
+    const plan = compilePlan({ events: { A: { properties: { properties: { d: { type: 'string', format: 'date' }, u: { format: 'uuid' }, e: { format: 'email' } } } } } });
+    expect(plan.check({ messageId: 'x', type: 'track', event: 'A', properties: { d: 'not a date', u: 'x', e: 'a@b.example' } })).toEqual([]);
+    expect(plan.check({ messageId: 'x', type: 'track', event: 'A', properties: { e: 'not an email' } })[0].pointer).toBe('/properties/e');
   });
 
   it('takes draft-07 documents: definitions and items arrays', () => {

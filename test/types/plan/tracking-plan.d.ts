@@ -40,7 +40,7 @@ interface SvcAnalyticsTrackingPlan {
     });
     /** The visitor opened the checkout with a cart. */
     "Checkout Started": {
-      products: {
+      products: ({
         /** The catalog id, such as stoneware-mug. */
         product_id: string;
         sku?: string;
@@ -53,7 +53,7 @@ interface SvcAnalyticsTrackingPlan {
         position?: number;
         url?: string;
         [key: string]: unknown;
-      }[];
+      })[];
       value: number;
       currency: "USD" | "EUR";
       [key: string]: unknown;
@@ -70,7 +70,7 @@ interface SvcAnalyticsTrackingPlan {
       discount?: number;
       coupon?: string;
       currency: "USD" | "EUR";
-      products: {
+      products: ({
         /** The catalog id, such as stoneware-mug. */
         product_id: string;
         sku?: string;
@@ -83,7 +83,7 @@ interface SvcAnalyticsTrackingPlan {
         position?: number;
         url?: string;
         [key: string]: unknown;
-      }[];
+      })[];
       [key: string]: unknown;
     };
     /** The visitor asked for the newsletter. */
