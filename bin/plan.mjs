@@ -73,6 +73,8 @@ async function check(plan, files) {
     }
   }
   const where = `${messages.length} message(s) of ${files.length || 1} file(s)`;
+  // (a check of nothing passes: say so, since a CI job that captured nothing would otherwise look green)
+  if (!messages.length) console.error(`plan check: no message to check in ${files.join(', ') || DEFAULT_LOG}: did the collector receive anything?`);
   console.log(count ? `${count} violation(s) of the plan (${events.size} event(s)) in ${where}` : `no violation of the plan in ${where}`);
   return count ? 1 : 0;
 }

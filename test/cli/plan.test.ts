@@ -80,6 +80,15 @@ describe('svc-analytics plan types', () => {
   });
 });
 
+describe('plan check of nothing', () => {
+  it('passes (exit 0, as CONTRACT section 7 says for no violation) and says on stderr that it read no message', () => {
+    const dir = tmp();
+    fs.writeFileSync(path.join(dir, 'p.json'), JSON.stringify({ events: {} }));
+    fs.writeFileSync(path.join(dir, 'e.jsonl'), '');
+    expect(run(['plan', 'check', 'p.json', 'e.jsonl'], dir)).toMatchObject({ code: 0, stderr: expect.stringContaining('no message to check in e.jsonl') });
+  });
+});
+
 describe('plan files as Windows editors save them', () => {
   it('reads a plan and a log that begin with a byte-order mark', () => {
     const dir = tmp();
