@@ -183,3 +183,21 @@ test('a decorated link followed from a domain the page does not list is not adop
   expect(await anonymousId(page)).toBe(id);
   await context.close();
 });
+
+test("a link inside a web component's shadow root is decorated too (the click's target seen by the library is the component)", async ({ site }) => {
+  const { context, page, id } = await shop(site);
+  const target = on(site, 'checkout.test');
+  await page.evaluate((href) => {
+    const host = document.createElement('x-nav');
+    const a = Object.assign(document.createElement('a'), { id: 'inner', textContent: 'checkout' });
+    a.setAttribute('href', href);
+    a.addEventListener('click', (e) => e.preventDefault());
+    host.attachShadow({ mode: 'open' }).append(a);
+    document.body.append(host);
+  }, target);
+  await page.locator('x-nav a').click();
+  const href = await page.locator('x-nav a').getAttribute('href');
+  const carried = await page.evaluate((h) => new URL(h).searchParams.get('svc_link'), href!);
+  expect(carried).toContain(id);
+  await context.close();
+});

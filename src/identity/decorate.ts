@@ -25,28 +25,38 @@ export function decorateLinks(list: unknown, id: () => string | false | undefine
   const domains = list.map((d) => String(d).toLowerCase().replace(/^\./, ''));
   const resolve = (url: string) => new URL(url, document.baseURI);
   const listed = (u: URL) => u.host != location.host && domains.some((d) => ('.' + u.hostname).endsWith('.' + d));
+  // An href or action that carries the parameter from an earlier decoration, without it (see `on`).
+  const undecorate = (el: Element, attr: string) => {
+    const raw = el.getAttribute(attr);
+    if (raw && unlink(raw) != raw) el.setAttribute(attr, unlink(raw));
+  };
   const on = (e: Event & { submitter?: HTMLElement | null }) => {
     try {
-      const t = e.target as Element;
       const v = id();
-      if (!v) return;
-      const value = linkValue(v, Date.now());
+      // (none while there is no id to give: consent pending, an opt-out; a decoration made before is taken back then,
+      // as it is for a link or form that now goes elsewhere)
+      const value = v && linkValue(v, Date.now());
       if (e.type != 'submit') {
-        const a = t.closest('a[href],area[href]')!;
+        // The link clicked, inside a web component's (open) shadow root too: seen from here, the event's target is the
+        // shadow host, and its path goes through the link.
+        const a = e.composedPath().find((n): n is Element => n instanceof Element && n.matches('a[href],area[href]'))!;
         const u = resolve(a.getAttribute('href')!);
-        if (listed(u)) a.setAttribute('href', linked(u.href, value));
+        if (value && listed(u)) a.setAttribute('href', linked(u.href, value));
+        else undecorate(a, 'href');
         return;
       }
+      const t = e.target as Element;
       // The button that submitted may name its own action and method (formaction, formmethod).
       const by = e.submitter;
       const [el, attr] = by?.hasAttribute('formaction') ? [by, 'formaction'] : [t, 'action'];
       const u = resolve(el.getAttribute(attr) || location.href);
-      if (!listed(u)) return;
-      if (/^post$/i.test(by?.getAttribute('formmethod') || t.getAttribute('method')!)) return el.setAttribute(attr, linked(u.href, value));
-      const field = t.querySelector('input[name=svc_link]') || t.appendChild(document.createElement('input'));
-      field.setAttribute('type', 'hidden');
-      field.setAttribute('name', 'svc_link');
-      field.setAttribute('value', value);
+      const field = t.querySelector('input[name=svc_link]');
+      if (!value || !listed(u)) return field?.remove(), undecorate(el, attr);
+      if (/^post$/i.test(by?.getAttribute('formmethod') || t.getAttribute('method')!)) return field?.remove(), el.setAttribute(attr, linked(u.href, value));
+      const hidden = field || t.appendChild(document.createElement('input'));
+      hidden.setAttribute('type', 'hidden');
+      hidden.setAttribute('name', 'svc_link');
+      hidden.setAttribute('value', value);
     } catch {
       // not a link (a click elsewhere), an odd URL: left as it is
     }

@@ -79,6 +79,41 @@ describe('decorateLinks', () => {
     decorateLinks('checkout.test', () => 'x', report);
     expect(report).toHaveBeenCalledWith(expect.objectContaining({ code: 'invalid_arguments' }));
   });
+  it('takes back a decoration made before once there is no id to give (an opt-out, a withdrawal)', () => {
+    const a = link('https://checkout.test/pay?step=2');
+    a.dispatchEvent(new MouseEvent('auxclick', { bubbles: true, button: 1 }));
+    expect(carried(a.href)).toBe('anon-1');
+    id = false;
+    a.click();
+    expect(a.getAttribute('href')).toBe('https://checkout.test/pay?step=2');
+  });
+  it("takes a GET form's hidden field back when it submits elsewhere or with no id", () => {
+    document.body.innerHTML = `<form action="https://checkout.test/search"><button formaction="https://other.test/">x</button></form>`;
+    const form = document.forms[0];
+    form.addEventListener('submit', (e) => e.preventDefault());
+    form.dispatchEvent(new SubmitEvent('submit', { bubbles: true, cancelable: true }));
+    expect(new FormData(form).get('svc_link')).toBeTruthy();
+    form.dispatchEvent(new SubmitEvent('submit', { bubbles: true, cancelable: true, submitter: form.querySelector('button') }));
+    expect(new FormData(form).get('svc_link')).toBeNull();
+    form.dispatchEvent(new SubmitEvent('submit', { bubbles: true, cancelable: true }));
+    id = false;
+    form.dispatchEvent(new SubmitEvent('submit', { bubbles: true, cancelable: true }));
+    expect(new FormData(form).get('svc_link')).toBeNull();
+  });
+  it("finds the link in the event's path (a web component's shadow root, where the target seen here is its host)", () => {
+    document.body.innerHTML = '<x-nav></x-nav>';
+    const host = document.querySelector('x-nav')!;
+    const a = document.createElement('a');
+    a.setAttribute('href', 'https://checkout.test/');
+    host.attachShadow({ mode: 'open' }).append(a);
+    const click = new MouseEvent('click', { bubbles: true, composed: true, cancelable: true });
+    // (as a browser retargets it: seen from the window, the target is the host; the path still has the link)
+    Object.defineProperty(click, 'target', { get: () => host });
+    Object.defineProperty(click, 'composedPath', { value: () => [a, a.parentNode, host, document.body, document.documentElement, document, window] });
+    a.addEventListener('click', (e) => e.preventDefault());
+    window.dispatchEvent(click);
+    expect(carried(a.getAttribute('href')!)).toBe('anon-1');
+  });
   it('makes values linkedId reads back', () => {
     expect(linkedId(linkValue('x', 5), 6)).toBe('x');
   });
