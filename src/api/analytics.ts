@@ -107,7 +107,7 @@ export function createAnalytics(stages: {
     const isOpen = () => gate._state() == 'open';
     const server = options.serverCookies ? serverCookies(batchUrl(options.apiHost), isOpen, report, tools) : undefined;
     const identity = createIdentity({ storage: options.storage, cookie: ownOptions(options.cookie), persist: false, server });
-    if (options.linkDomains) startLink(options.linkDomains, identity, isOpen, report, tools);
+    const decorate = options.linkDomains ? startLink(options.linkDomains, identity, isOpen, report, tools) : undefined;
     const categories = categoriesOf(options.consent);
     if (categories?.[0] == UNLISTED) report(analyticsError('invalid_arguments', 'load: consent needs { categories: [...] }; nothing is stored or sent until it lists them'));
     const owner = uuid();
@@ -127,6 +127,7 @@ export function createAnalytics(stages: {
       _opened(held) {
         open();
         identity._persist();
+        decorate?.();
         for (const built of held) calls.enqueue(instance, built);
         // (the stub's recorded calls still to take from storage come after the held ones: a recorded consent() that
         // granted came after them)
@@ -149,6 +150,7 @@ export function createAnalytics(stages: {
       plan,
     };
     if (options.highEntropyHints) highEntropyHints().then((hints) => (instance.hints = hints));
+    if (gate._state() == 'open') decorate?.();
     later(() => (gate._state() == 'open' ? open()._ready.then(sayReady) : setTimeout(sayReady)));
     return instance;
   }

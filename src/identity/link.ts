@@ -64,11 +64,14 @@ export interface LinkTools {
 export type WithTools = (use: (t: LinkTools) => void) => void;
 
 /**
- * `linkDomains` at load: adopts the id of a link that brought this page, and (once the tools arrive) decorates links
- * to `domains` with the anonymous id while `open()` says identity may leave the page (not before consent).
+ * `linkDomains` at load: adopts the id of a link that brought this page, and returns what starts decorating links to
+ * `domains` with the anonymous id (once the tools arrive: a chunk of the CDN bundle), to be called once storing is
+ * allowed (at load, or at the grant: before consent, not even the chunk is asked for); links carry it while `open()`
+ * says identity may leave the page.
  */
 export function startLink(domains: unknown, identity: Identity, open: () => boolean, report: (e: AnalyticsError) => void, tools: WithTools) {
   const id = adoptLink(report);
   if (id && cameFrom(domains)) identity._setAnonymousId(id);
-  tools((t) => t.decorate(domains, () => open() && identity._anonymousId(), report));
+  let started = false;
+  return () => started || ((started = true), tools((t) => t.decorate(domains, () => open() && identity._anonymousId(), report)));
 }

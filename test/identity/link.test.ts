@@ -77,8 +77,14 @@ describe('startLink', () => {
     const identity = createIdentity({ persist: false });
     let open = false;
     const decorate = vi.fn();
-    startLink(['shop.test'], identity, () => open, () => {}, (use) => use({ decorate, sync: () => {} }));
+    const tools = vi.fn((use: (t: { decorate: typeof decorate; sync: () => void }) => void) => use({ decorate, sync: () => {} }));
+    const start = startLink(['shop.test'], identity, () => open, () => {}, tools);
     expect(identity._anonymousId()).toBe('adopted');
+    // the tools (a chunk of the CDN bundle) are asked for only once storing is allowed: not before consent
+    expect(tools).not.toHaveBeenCalled();
+    start();
+    start();
+    expect(tools).toHaveBeenCalledTimes(1);
     const [domains, id] = decorate.mock.calls[0];
     expect(domains).toEqual(['shop.test']);
     expect(id()).toBe(false);
