@@ -83,6 +83,17 @@ test('a test written as the README shows passes against a page whose snippet nam
   expect(leaks).toEqual([]);
 });
 
+test('an expect timeout of 0 means no timeout, as in Playwright: the matcher waits for an event that comes later', async ({ page, analytics }) => {
+  await page.goto('/kit-shop.html');
+  await expect(analytics).toHavePaged('/kit-shop.html');
+  // the order is placed 1.5 s from now: a timeout of 0 that meant "check once" would fail at once
+  await page.evaluate(() => setTimeout(() => (document.querySelector('button') as HTMLButtonElement).click(), 1500));
+  const started = Date.now();
+  await expect.configure({ timeout: 0 })(analytics).toHaveTracked('Order Completed');
+  expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+  await expect.configure({ timeout: 0 })(analytics).not.toHaveTracked('Order Refunded');
+});
+
 test('a missing event fails after the expect timeout, with what was received listed', async ({ page, analytics }) => {
   await page.goto('/kit-shop.html');
   await page.getByRole('button', { name: 'Place order' }).click();

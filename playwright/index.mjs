@@ -94,7 +94,7 @@ function nextChange(collector, ms) {
       off();
       resolve();
     };
-    const timer = setTimeout(done, Math.max(0, ms));
+    const timer = setTimeout(done, Math.min(Math.max(0, ms), 2 ** 31 - 1)); // (no timeout: until a change)
     const off = collector.onChange(done);
   });
 }
@@ -278,12 +278,13 @@ function matcher(name, spec) {
     const { collector, contexts } = internal;
     const { filter, expected, near } = spec(...args);
     const find = () => collector.state.messages.filter((m) => matches(m, filter));
-    const timeout = this.timeout ?? 5000;
+    // (0, as Playwright reads it: no timeout; the flush before a `.not` check still ends, after 10 s)
+    const timeout = this.timeout || (this.timeout === 0 ? Infinity : 5000);
     let found = find();
     let timedOut = false;
     if (this.isNot) {
       // Anything a page still holds must have had its chance to arrive before "not received" means anything.
-      await flushPages(contexts, timeout);
+      await flushPages(contexts, Math.min(timeout, 10000));
       found = find();
     } else {
       const deadline = Date.now() + timeout;
