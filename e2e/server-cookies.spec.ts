@@ -142,6 +142,9 @@ for (const recipe of RECIPES) {
       `svc_anonymous_id=%22a-1%22; Path=/; Max-Age=${400 * DAY}; SameSite=Lax`,
       `svc_group_id=g.1_~!*'()-; Path=/; Max-Age=${400 * DAY}; SameSite=Lax`,
     ]);
+    // Behind a load balancer that ends TLS (the recipe sees http), the page's https comes in X-Forwarded-Proto: Secure.
+    const forwarded = await fetch(url, { ...post({ cookies: { svc_anonymous_id: 'a' } }), headers: { 'content-type': 'application/json', 'x-forwarded-proto': 'https' } });
+    expect(forwarded.headers.getSetCookie()).toEqual([`svc_anonymous_id=a; Path=/; Max-Age=${400 * DAY}; SameSite=Lax; Secure`]);
     if (!recipe.fixedHost) {
       const parent = await fetch(url.replace('127.0.0.1', 'localhost'), post({ cookies: { svc_user_id: 'u' }, domain: 'localhost' }));
       expect(parent.headers.getSetCookie()).toEqual([`svc_user_id=u; Path=/; Max-Age=${400 * DAY}; SameSite=Lax; Domain=localhost`]);

@@ -94,7 +94,8 @@ async function cookies(request, response) {
     chunks.push(chunk);
   }
   const host = (request.headers.host || '').replace(/:\d+$/, '');
-  const lines = setCookies(Buffer.concat(chunks).toString('utf8'), host, !!request.socket.encrypted);
+  // (behind a proxy that ends TLS, the page's https comes in X-Forwarded-Proto)
+  const lines = setCookies(Buffer.concat(chunks).toString('utf8'), host, !!request.socket.encrypted || request.headers['x-forwarded-proto'] === 'https');
   if (!lines) return refuse(request, response, 400);
   return refuse(request, response, 204, { 'cache-control': 'no-store', 'set-cookie': lines });
 }

@@ -85,7 +85,8 @@ async function cookies(request) {
   const text = await textAtMost(request, COOKIE_BODY_MAX);
   if (text === null) return refuse(413);
   const url = new URL(request.url);
-  const lines = setCookies(text, url.hostname, url.protocol === 'https:');
+  // (behind a proxy that ends TLS, as Deno or Bun are run, the page's https comes in X-Forwarded-Proto)
+  const lines = setCookies(text, url.hostname, url.protocol === 'https:' || request.headers.get('x-forwarded-proto') === 'https');
   if (!lines) return refuse(400);
   const headers = new Headers({ 'cache-control': 'no-store' });
   for (const line of lines) headers.append('set-cookie', line);
