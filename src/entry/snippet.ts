@@ -56,13 +56,13 @@ declare const __BUFFER_KEY__: string;
   'ecommerce semantic identify track page screen group alias reset setAnonymousId ready flush on off once debug user pageview trackLink trackClick trackForm trackSubmit addSourceMiddleware addDestinationMiddleware addIntegrationMiddleware register consent optOut optIn'
     .split(' ')
     .map((m, i) => (a[m] = i < 2 ? new Proxy({}, { get: (_, k) => rec(m + '.' + String(k)) }) : rec(m)));
-  a.load = (key: string, o?: object, s?: any) => {
+  a.load = (key: string, o?: { cdnUrl?: string; consent?: unknown; __proto__?: null }, s?: HTMLScriptElement) => {
     rec('load')(key, o);
     // The options' own properties only: nothing on Object.prototype chooses the script or the consent mode.
     o = { __proto__: null, ...o };
-    a.c = (o as any).consent;
+    a.c = o.consent;
     // (a script element inserted by script is async: https://html.spec.whatwg.org/multipage/scripting.html#script-force-async)
-    (s = d.createElement('script')).src = (o as any).cdnUrl || __CDN_URL__;
+    (s = d.createElement('script')).src = o.cdnUrl || __CDN_URL__;
     s.nonce = nonce;
     d.head.append(s);
   };
