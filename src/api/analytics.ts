@@ -227,9 +227,8 @@ export function createAnalytics(stages: {
   // What the helper namespaces need of this instance (helpers/add-helpers.ts adds them: the bundle and the npm entry
   // do, `svc-analytics/core` does not).
   const helperDeps: HelperDeps = {
-    _track: (event, properties, options, callback, site) => invoke('track', [event, properties, options, callback], site),
+    _track: (event, properties, options, callback, site, check) => invoke('track', [event, properties, options, callback], site, check),
     _userId: userId,
-    _refuse: guard.refuse,
     _check: (event, properties) => debugMode.use((tools) => tools.checkEcommerce(event, properties)),
   };
   return { api, load, replay: replay.run, helperDeps };

@@ -7,7 +7,7 @@ import type { Transforms } from '../extend/transforms';
 import type { PageGuard } from './guard';
 import { readPage, type PageFacts } from './page-context';
 import type { PlanCheck } from '../plan/browser-check';
-import type { CallSite, RecordedPage } from './types';
+import type { CallCheck, CallSite, RecordedPage } from './types';
 import { analyticsError, describe } from '../message/errors';
 import { normalise } from '../message/call';
 import { monotonicUlid } from '../message/ulid';
@@ -70,7 +70,7 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
   let deferred = 0;
 
   /** Runs a call: its outcome, and whether it goes on after this returns (see `Started`). */
-  function start(type: MessageType, args: unknown[], site?: CallSite): Started {
+  function start(type: MessageType, args: unknown[], site?: CallSite, check?: CallCheck): Started {
     // Found before normalise runs, so arguments it refuses still reach the callback (normalise finds the same one).
     const callback = args.find(isFunction);
     const instance = d.instance();
@@ -78,11 +78,13 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
     // The page and time of the call itself, also for a call that waits for `load`.
     // (read only for a call made now: a replayed call brings its own)
     const at: CallSite = site || { page: readPage(), time: Date.now() };
-    if (!instance) return [handled(new Promise((res, rej) => waitingForLoad.push(() => invoke(type, args, at).then(res, rej)))), true];
+    if (!instance) return [handled(new Promise((res, rej) => waitingForLoad.push(() => invoke(type, args, at, check).then(res, rej)))), true];
     const { gate, identity } = instance;
     // Refused before anything is built: nothing of it is kept.
     const closed = gate._shut(type);
     if (closed) return [guard.refuse(closed, callback, true), false];
+    const invalid = check?.();
+    if (invalid) return [guard.refuse(invalid, callback), false];
     let drafted: Draft | AnalyticsError;
     const lenient = transforms._active();
     try {
@@ -204,7 +206,7 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
     return stored;
   }
 
-  const invoke = (type: MessageType, args: unknown[], site?: CallSite): Promise<CallResult> => start(type, args, site)[0];
+  const invoke = (type: MessageType, args: unknown[], site?: CallSite, check?: CallCheck): Promise<CallResult> => start(type, args, site, check)[0];
 
   return {
     start,

@@ -138,15 +138,17 @@ export type TrackFn = (
   options?: CallOptions,
   callback?: Callback,
   site?: CallSite,
+  check?: CallCheck,
 ) => Promise<CallResult>;
+
+/** A check of a call made when it runs (after `load`): the error that refuses it, or undefined. */
+export type CallCheck = () => AnalyticsError | undefined;
 
 /** What the ecommerce and semantic helpers use of an instance: its `track`, user id, refusal path and checker. */
 export interface HelperDeps {
   /** The core's `track`: a helper's call settles exactly like `track`, and a recorded one keeps its page and time. */
   _track: TrackFn;
   _userId(): string | null;
-  /** The one refusal path: reports `error` (unless `quiet`), gives it to the callback, and returns a rejected promise. */
-  _refuse(error: AnalyticsError, callback?: Callback): Promise<never>;
   /** Hears of every ecommerce call first: in debug mode it checks the properties against the spec. */
   _check(event: string, properties: unknown): void;
 }

@@ -98,24 +98,25 @@ Experiment Viewed|`.split('\n');
 /** The semantic event names of spec 000 section 2.6. */
 export const SEMANTIC_EVENTS: string[] = /*#__PURE__*/ TABLE.map((row) => row.split('|')[0]);
 
-/** Creates the semantic helpers over the core's `track`; a call missing a field takes the instance's refusal path. */
-export function createSemantic(deps: Pick<HelperDeps, '_track' | '_userId' | '_refuse'>): SemanticHelpers {
+/**
+ * Creates the semantic helpers over the core's `track`; a call missing a field is refused through the call's own path,
+ * checked when it runs (after `load`: an identify made before it counts, as it does for `track`).
+ */
+export function createSemantic(deps: Pick<HelperDeps, '_track' | '_userId'>): SemanticHelpers {
   const helpers: Partial<SemanticHelpers> & Record<string, SemanticHelper<object>> = {};
   TABLE.forEach((row) => {
     const [event, required] = row.split('|');
-    helpers[helperName(event)] = (properties, options, callback, site?: CallSite) => {
-      const missing = required.split(' ').find((field) => {
-        const value =
-          field == 'userId' ? deps._userId() : field.split('.').reduce((o: any, key) => o && o[key], properties);
-        return field && !(value && typeof value == 'string');
+    helpers[helperName(event)] = (properties, options, callback, site?: CallSite) =>
+      deps._track(event, properties, options, callback, site, () => {
+        const missing = required.split(' ').find((field) => {
+          const value =
+            field == 'userId' ? deps._userId() : field.split('.').reduce((o: any, key) => o && o[key], properties);
+          return field && !(value && typeof value == 'string');
+        });
+        return missing === undefined
+          ? undefined
+          : analyticsError('invalid_arguments', `${event}: ${missing == 'userId' ? 'userId is required (identify the user first)' : `properties.${missing} is required (string)`}`);
       });
-      if (missing === undefined) return deps._track(event, properties, options, callback, site);
-      const error = analyticsError(
-        'invalid_arguments',
-        `${event}: ${missing == 'userId' ? 'userId is required (identify the user first)' : `properties.${missing} is required (string)`}`,
-      );
-      return deps._refuse(error, callback);
-    };
   });
   return helpers as SemanticHelpers;
 }

@@ -6,7 +6,7 @@ import type { CallResult } from '../../src/message/types';
 
 declare const track: (event: string, properties: object | undefined) => Promise<CallResult>;
 const ecommerce = createEcommerce({ _track: track, _check: () => {} });
-const semantic = createSemantic({ _track: track, _userId: () => null, _refuse: (e) => Promise.reject(e) });
+const semantic = createSemantic({ _track: track, _userId: () => null });
 
 // Valid calls compile, custom properties included.
 const done: Promise<CallResult> = ecommerce.productViewed({ product_id: 'p1', price: 9.99, quantity: 2, currency: 'USD' });
