@@ -119,14 +119,18 @@ export function planBuffer(buffer: BufferedCall[], recorded: BufferedCall[], own
  * marks the other pages' calls done (a page whose bundle comes late then knows they were sent). Looks again when
  * another page's calls come due. `bound`: this page's binding (`bindingOf` its recorded `load`), if it has one.
  */
-export function takeOverBuffer(recorded: BufferedCall[], own: number | undefined, replay: (call: BufferedCall) => unknown, bound?: string) {
+export function takeOverBuffer(recorded: BufferedCall[], own: number | undefined, replay: (call: BufferedCall) => unknown, bound?: string): () => void {
   const read = readBuffer();
   const plan = planBuffer(read, recorded, own, Date.now(), bound);
   const taken = (c: BufferedCall) => plan.take.some((t) => same(t, c));
   if (plan.take.length || plan.buffer.length < read.length) writeBuffer(plan.buffer);
   const queued = plan.take.map((c) => Promise.resolve(replay(c)).catch(() => {}));
-  Promise.all(queued).then(() => {
-    if (!plan.take.length && !plan.buffer.some((c) => c[4] === own)) return;
+  let finished = false;
+  // Once the replayed calls' messages are stored; or at once as the page is hidden or left (the caller calls it
+  // then), when their messages are in the queue and leave with the exit hand-off: a store that commits only later, or
+  // never, must not leave them to the next page, which would send them again under new message ids.
+  const finish = () => {
+    if (finished || (finished = true, !plan.take.length && !plan.buffer.some((c) => c[4] === own))) return;
     const adoptedPages = new Set(plan.take.map((c) => c[4]));
     const buffer = readBuffer();
     // Pages with calls still to send (claimed by a page at work): their `load` stays, it binds them.
@@ -142,6 +146,8 @@ export function takeOverBuffer(recorded: BufferedCall[], own: number | undefined
         // A done mark matters only while the page it came from might still be loading its bundle.
         .filter((c) => (!c[7] || Date.now() - c[6]! < DONE_KEPT_MS) && Date.now() - c[3] < BUFFER_MAX_AGE_MS),
     );
-  });
+  };
+  Promise.all(queued).then(finish);
   if (plan.next) setTimeout(() => takeOverBuffer([], own, replay, bound), plan.next - Date.now());
+  return finish;
 }

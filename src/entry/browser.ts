@@ -85,9 +85,12 @@ function takeOver() {
   channel.port1.onmessage = next;
   const later = (step: () => void) => (steps.push(step), channel.port2.postMessage(0));
   // A page hidden or left before start-up is done runs the rest of it at once: the calls made meanwhile are queued
-  // then, and the next lifecycle event (pagehide follows a hide, and a hide follows pagehide) hands them over.
-  const rest = () => {
+  // then, and the next lifecycle event (pagehide follows a hide, and a hide follows pagehide) hands them over; the
+  // stub's buffer is told then that this page is done with the calls it took (see `takeOverBuffer`).
+  let taken: (() => void) | void;
+  const rest = (e: Event) => {
     while (steps.length) next();
+    if (e.type == 'pagehide' || document.visibilityState == 'hidden') taken?.();
   };
   document.addEventListener('visibilitychange', rest);
   addEventListener('pagehide', rest);
@@ -114,7 +117,7 @@ function takeOver() {
   calls.filter((c) => EARLY.test(c[0])).forEach(once);
   // (the page's id: `invoked`; `pid` in the stubs of 0.1.0 and before, which set `invoked` to 1)
   const recorded = (storage: boolean) =>
-    storage ? takeOverBuffer(calls, stub && (stub.pid || stub.invoked), once, loadCall && bindingOf(loadCall[1])) : calls.forEach((c) => c[0] != 'load' && once(c));
+    storage ? (taken = takeOverBuffer(calls, stub && (stub.pid || stub.invoked), once, loadCall && bindingOf(loadCall[1]))) : calls.forEach((c) => c[0] != 'load' && once(c));
   const loadCall = calls.find((c) => c[0] == 'load');
   if (loadCall) later(() => load(...(loadCall[1] as [string, object?]), recorded, later));
   else recorded(true);
