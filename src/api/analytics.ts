@@ -231,5 +231,5 @@ export function createAnalytics(stages: {
     _userId: userId,
     _check: (event, properties) => debugMode.use((tools) => tools.checkEcommerce(event, properties)),
   };
-  return { api, load, replay: replay.run, helperDeps };
+  return { api, load, replay: replay.run, keep: replay.keep, helperDeps };
 }

@@ -94,7 +94,7 @@ function takeOver() {
   };
   document.addEventListener('visibilitychange', rest);
   addEventListener('pagehide', rest);
-  const { api, load, replay, helperDeps } = createAnalytics({
+  const { api, load, replay, keep, helperDeps } = createAnalytics({
     debug: src ? () => loadChunk().then((c) => c.tools) : undefined,
     transforms: (settings, report) => createTransforms(settings, report, () => loadChunk().then((c) => c.plugins)),
     tools: () => loadChunk().then((c) => c.links),
@@ -119,6 +119,7 @@ function takeOver() {
   const recorded = (storage: boolean) =>
     storage ? (taken = takeOverBuffer(calls, stub && (stub.pid || stub.invoked), once, loadCall && bindingOf(loadCall[1]))) : calls.forEach((c) => c[0] != 'load' && once(c));
   const loadCall = calls.find((c) => c[0] == 'load');
-  if (loadCall) later(() => load(...(loadCall[1] as [string, object?]), recorded, later));
+  // (kept now: a `load` the page makes itself before the recorded one runs, in the next task, replays them too)
+  if (loadCall) keep(recorded), later(() => load(...(loadCall[1] as [string, object?]), recorded, later));
   else recorded(true);
 }

@@ -77,9 +77,10 @@ export function snippet(options: SnippetOptions): string {
   const load = hash
     ? `(function(d,c,h){d.createElement=function(t){var e=c.apply(d,arguments);if(/^script$/i.test(t)){e.integrity=${js(hash)};e.crossOrigin="anonymous"}return e};try{analytics.load(${args})}finally{h?d.createElement=c:delete d.createElement}})(document,document.createElement,Object.prototype.hasOwnProperty.call(document,"createElement"));`
     : `analytics.load(${args});`;
-  // A second copy of the snippet on the page (or one after the bundle took over) does nothing: no second load or page
-  // view. The test is the stub's own (src/entry/snippet.ts): an element named `analytics` (`<a id="analytics">` with
-  // a child named `invoked` or `VERSION`, a cross-origin `<iframe name="analytics">`) is not a stub, and the stub
+  // A second copy of the snippet on the page (or one after the library loaded) does nothing: no second load or page
+  // view. A bundle already on the page but not loaded (its own <script> tag) is loaded by it: the stub leaves the
+  // bundle's API in place, and `load` is the bundle's. An element named `analytics` (`<a id="analytics">` with a
+  // child named `invoked` or `initialized`, a cross-origin `<iframe name="analytics">`) is neither: the stub
   // replaces it.
-  return `if(!function(a){try{return a.invoked>0||typeof a.VERSION=="string"}catch(e){}}(window.analytics)){${stub}${load}${page ? 'analytics.page();' : ''}}`;
+  return `if(!function(a){try{return a.invoked>0||a.initialized===true}catch(e){}}(window.analytics)){${stub}${load}${page ? 'analytics.page();' : ''}}`;
 }

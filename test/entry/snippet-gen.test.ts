@@ -295,11 +295,23 @@ describe('snippet', () => {
       expect(Array.isArray(w.analytics)).toBe(true);
       expect(scripts).toHaveLength(1);
       expect(calls().map((c) => c[0])).toEqual(['load', 'page']);
-      const lib = { VERSION: '1.0.0', load: () => (lib as any).loaded++, loaded: 0 };
+      // the library loaded already: left alone
+      const lib = { VERSION: '1.0.0', initialized: true, load: () => lib.loaded++, page: () => lib.paged++, loaded: 0, paged: 0 };
       w.analytics = lib;
       run(snippet({ writeKey: 'key' }));
       expect(w.analytics).toBe(lib);
-      expect(lib.loaded).toBe(0);
+      expect([lib.loaded, lib.paged]).toEqual([0, 0]);
+    });
+
+    it('loads a bundle that is on the page without a stub and not loaded yet (its own <script> tag): its own load and page', () => {
+      const lib = { VERSION: '1.0.0', initialized: false, load: (..._a: unknown[]) => void lib.loads.push(_a), page: () => lib.paged++, loads: [] as unknown[], paged: 0 };
+      w.analytics = lib;
+      run(snippet({ writeKey: 'key' }));
+      expect(w.analytics).toBe(lib);
+      expect(lib.loads).toHaveLength(1);
+      expect(lib.loads[0]).toEqual(['key']);
+      expect(lib.paged).toBe(1);
+      expect(scripts).toHaveLength(0);
     });
   });
 });

@@ -30,6 +30,32 @@ describe('the bundle taking over a consent-mode stub (src/browser.ts)', () => {
   });
 });
 
+describe("a load the page makes itself right after the bundle took over the stub (found by review 9)", () => {
+  it("replays the stub's recorded calls too, in order, before the page's own", async () => {
+    vi.resetModules();
+    const page = [location.href, '', ''];
+    const t = Date.now() - 1000;
+    const stub: any = [
+      ['load', ['wk_test', { ...QUIET }], page, t, 0.25, 0],
+      ['page', [], page, t + 1, 0.25, 1],
+      ['track', ['Stub Track'], page, t + 2, 0.25, 2],
+    ];
+    stub.invoked = 0.25;
+    (window as any).analytics = stub;
+    await import('../../src/entry/browser');
+    const api = (window as any).analytics;
+    // before the bundle's own load step (its next task): a second install, app code that makes sure it is loaded
+    api.load('wk_test', { ...QUIET });
+    api.track('After');
+    await vi.waitFor(async () => {
+      await api.flush();
+      expect(sent()).toHaveLength(3);
+    });
+    expect(sent().map((m) => m.event || m.type)).toEqual(['page', 'Stub Track', 'After']);
+    delete (window as any).analytics;
+  });
+});
+
 describe('trackForm', () => {
   it("tracks one submission once when the page's own earlier submit handler submits by script (jQuery validate's submitHandler)", async () => {
     const { api } = start();
