@@ -67,18 +67,21 @@ export function createAnalytics(stages: {
    * for them, and automatic page views): the CDN bundle gives each a task of its own (Total Blocking Time counts the
    * part of a task over 50 ms); else at once.
    */
-  function load(writeKey: string, options?: LoadOptions, recorded?: Recorded, later = (step: () => void) => step()) {
+  function load(writeKey: string, options?: LoadOptions, recorded?: Recorded, later = (step: () => void) => step()): AnalyticsError | void {
     if (api.initialized || typeof window == 'undefined') return; // once only
     replay.keep(recorded);
     let instance: Instance;
+    // A load that fails is reported once the page's current script is done, so that handlers added right after the
+    // load call hear of it too; it is returned (the npm entry then refuses the calls that wait for a load).
+    const failed = (error: AnalyticsError) => (Promise.resolve().then(() => report(error)), error);
     try {
-      if (!writeKey || typeof writeKey != 'string') return report(analyticsError('invalid_arguments', 'load: a writeKey is required'));
+      if (!writeKey || typeof writeKey != 'string') return failed(analyticsError('invalid_arguments', 'load: a writeKey is required'));
       // Own properties only: nothing on a prototype decides where events go or what consent is.
       options = ownOptions(options);
       if (options.debug) debugMode.set(true);
       instance = start(writeKey, options, later);
     } catch (e) {
-      return report(analyticsError('invalid_arguments', `load failed: ${describe(e)}`));
+      return failed(analyticsError('invalid_arguments', `load failed: ${describe(e)}`));
     }
     api.initialized = true;
     later(() => {
@@ -231,5 +234,5 @@ export function createAnalytics(stages: {
     _userId: userId,
     _check: (event, properties) => debugMode.use((tools) => tools.checkEcommerce(event, properties)),
   };
-  return { api, load, replay: replay.run, keep: replay.keep, helperDeps };
+  return { api, load, replay: replay.run, keep: replay.keep, unloadable: calls.unloadable, helperDeps };
 }

@@ -68,6 +68,8 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
   let pagedUrl: string | undefined;
   // Calls whose message waits for the end of the page's current script (see `start`).
   let deferred = 0;
+  // Why this instance will never load (see `unloadable`): calls are refused with it rather than wait.
+  let unloadable: AnalyticsError | undefined;
 
   /** Runs a call: its outcome, and whether it goes on after this returns (see `Started`). */
   function start(type: MessageType, args: unknown[], site?: CallSite, check?: CallCheck): Started {
@@ -75,6 +77,7 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
     const callback = args.find(isFunction);
     const instance = d.instance();
     if (!instance && typeof window == 'undefined') return [guard.refuse(analyticsError('not_loaded', 'svc-analytics runs in a browser only'), callback), false];
+    if (!instance && unloadable) return [guard.refuse(unloadable, callback, true), false];
     // The page and time of the call itself, also for a call that waits for `load`.
     // (read only for a call made now: a replayed call brings its own)
     const at: CallSite = site || { page: readPage(), time: Date.now() };
@@ -221,11 +224,19 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
     whenLoaded(fn: (instance: Instance) => void, server?: () => void) {
       const instance = d.instance();
       if (instance) fn(instance);
-      else if (typeof window == 'undefined') server?.();
-      else waitingForLoad.push(() => fn(d.instance()!));
+      else if (typeof window == 'undefined' || unloadable) server?.();
+      else waitingForLoad.push(() => (d.instance() ? fn(d.instance()!) : server?.()));
     },
     /** `load` succeeded: what waited for it runs now, in call order. */
     loaded: () => waitingForLoad.splice(0).forEach((f) => f()),
+    /**
+     * This instance will never load (the npm entry's one `load` failed: no write key): what waits for it, and every
+     * later call, is refused with `error` (calls) or settles as on a server (`ready`, `flush`), instead of waiting.
+     */
+    unloadable(error: AnalyticsError) {
+      unloadable = error;
+      waitingForLoad.splice(0).forEach((f) => f());
+    },
   };
 }
 

@@ -30,7 +30,7 @@ export function loadBrowser(settings: BrowserSettings, options?: LoadOptions, ex
   let instance = registry && typeof writeKey == 'string' ? registry.get(writeKey) : undefined;
   if (!instance) {
     // The debug tools and the plugin runner are chunks of their own, imported on `debug(true)` and `register` only.
-    const { api, helperDeps } = createAnalytics({
+    const { api, load, unloadable, helperDeps } = createAnalytics({
       debug: () => import('../debug/debug').then((m) => m.createDebugTools()),
       transforms: (settings, report) => createTransforms(settings, report, () => import('../extend/plugins').then((m) => m.pluginRunner)),
       tools: () => import('../identity/tools').then((m) => m.linkTools),
@@ -41,7 +41,9 @@ export function loadBrowser(settings: BrowserSettings, options?: LoadOptions, ex
     // On a server (SSR) `load` does nothing and touches no browser global; calls are refused with `not_loaded`.
     // Plugins first, as analytics.js: every message, the first page view included, goes through them.
     if (settings && Array.isArray(settings.plugins)) api.register(...(settings.plugins as Plugin[]));
-    api.load(writeKey, options);
+    const failed = load(writeKey, options);
+    // (no other load comes for this instance: its calls are refused with why, rather than wait for ever)
+    if (failed) unloadable(failed);
     if (registry && api.initialized) registry.set(writeKey, instance);
   }
   return extend ? extend(instance.api, instance.helperDeps) : instance.api;

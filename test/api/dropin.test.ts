@@ -311,6 +311,23 @@ describe('a first-party apiHost path', () => {
   });
 });
 
+describe('AnalyticsBrowser.load that fails (no write key: an unset variable in a preview deploy; found by review 9)', () => {
+  it('refuses every call with why, settles ready() and flush(), and an error handler added right after it hears why', async () => {
+    const { AnalyticsBrowser } = await import('../../src/entry');
+    const a = AnalyticsBrowser.load({ writeKey: undefined as unknown as string }, QUIET);
+    const errors: string[] = [];
+    a.on('error', (e) => errors.push(e.code + ': ' + e.message));
+    const cb = vi.fn();
+    await expect(a.track('Clicked', {}, {}, cb)).rejects.toMatchObject({ code: 'invalid_arguments', message: 'load: a writeKey is required' });
+    expect(cb).toHaveBeenCalledWith(expect.objectContaining({ code: 'invalid_arguments' }));
+    await expect(a.ecommerce.orderCompleted({ order_id: 'o' })).rejects.toMatchObject({ code: 'invalid_arguments' });
+    await expect(a.ready()).resolves.toBeUndefined();
+    await expect(a.flush()).resolves.toBeUndefined();
+    expect(errors).toEqual(['invalid_arguments: load: a writeKey is required']);
+    expect(a.initialized).toBe(false);
+  });
+});
+
 describe('AnalyticsBrowser.load', () => {
   it('returns the one instance of a write key in a page (StrictMode effects run twice; hot reload evaluates the module again)', async () => {
     const { AnalyticsBrowser } = await import('../../src/entry');
