@@ -1,4 +1,4 @@
-import type { AnalyticsError, Callback, CallResult, JSONObject, Message, MessageType } from '../message/types';
+import type { AnalyticsError, Callback, CallOptions, CallResult, JSONObject, Message, MessageType } from '../message/types';
 import type { Identity } from '../identity/identity';
 import type { Delivery } from '../delivery/start';
 import type { PrivacyGate } from '../privacy/gate';
@@ -89,12 +89,15 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
     const invalid = check?.();
     if (invalid) return [guard.refuse(invalid, callback), false];
     let drafted: Draft | AnalyticsError;
+    let options: CallOptions = {};
     const lenient = transforms._active();
     try {
       const { page, context, contextBytes } = instance.context(at.page, instance.hints, gate._preferences());
+      const call = normalise(type, args);
+      options = call.options;
       drafted = draft({
         type,
-        call: normalise(type, args),
+        call,
         visitor: { anonymousId: identity._anonymousId(), userId: identity._userId(), traits: identity._traits(), groupId: identity._groupId(), groupTraits: identity._groupTraits() },
         page,
         context,
@@ -132,7 +135,7 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
       const erased = gate._erasedSince(mark, type, message.messageId);
       if (erased) return guard.refuse(erased, callback, true);
       // (built before a decision that came meanwhile: it carries it)
-      if (!(checked instanceof Error)) return store(instance, type, gate._withDecision(checked), callback);
+      if (!(checked instanceof Error)) return store(instance, type, gate._withDecision(checked), options, callback);
       // (a middleware or plugin that threw was reported where it ran; one that dropped the message is not an error)
       return guard.refuse(checked, callback, out instanceof Error);
     };
@@ -180,7 +183,7 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
 
   // Stores a message (the gate was checked by `start`; an opt-out or denial while a middleware had it, by `finish`):
   // held in memory while consent is pending (the promise resolves now), else queued.
-  function store(instance: Instance, type: MessageType, built: BuiltMessage, callback?: Callback): Promise<CallResult> {
+  function store(instance: Instance, type: MessageType, built: BuiltMessage, options: CallOptions, callback?: Callback): Promise<CallResult> {
     const stored = instance.gate._state() == 'pending' ? instance.gate._hold(built) : enqueue(instance, built);
     if (stored instanceof Error) return guard.refuse(stored, callback, true);
     const { message } = built;
@@ -192,7 +195,8 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
       const event = copyJSON(message);
       const result: CallResult = { event };
       guard.safely(callback, result);
-      d.emit(type, ...EVENT_ARGS[type].map((k) => event[k]), result);
+      // (handlers get the call's options, as analytics.js passes them, with the message as `event`)
+      d.emit(type, ...EVENT_ARGS[type].map((k) => event[k]), { ...options, event });
       transforms._after(event);
       return result;
     });

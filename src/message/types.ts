@@ -205,13 +205,16 @@ export interface User {
 export type Properties = Record<string, unknown>;
 
 /** What each event of `on`/`off`/`once` passes its handler (as analytics.js for the call types). */
+/** The last argument of a call's event: the call's options, as analytics.js passes them, and its message (`event`). */
+export type CallEventOptions = CallOptions & CallResult;
+
 export interface AnalyticsEvents {
-  track: [event: string, properties: JSONObject, result: CallResult];
-  page: [category: string | undefined, name: string | undefined, properties: JSONObject, result: CallResult];
-  screen: [category: string | undefined, name: string | undefined, properties: JSONObject, result: CallResult];
-  identify: [userId: string | undefined, traits: JSONObject, result: CallResult];
-  group: [groupId: string, traits: JSONObject, result: CallResult];
-  alias: [userId: string, previousId: string, result: CallResult];
+  track: [event: string, properties: JSONObject, options: CallEventOptions];
+  page: [category: string | undefined, name: string | undefined, properties: JSONObject, options: CallEventOptions];
+  screen: [category: string | undefined, name: string | undefined, properties: JSONObject, options: CallEventOptions];
+  identify: [userId: string | undefined, traits: JSONObject, options: CallEventOptions];
+  group: [groupId: string, traits: JSONObject, options: CallEventOptions];
+  alias: [userId: string, previousId: string, options: CallEventOptions];
   reset: [];
   ready: [];
   error: [error: AnalyticsError];

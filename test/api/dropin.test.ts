@@ -15,6 +15,21 @@ describe('analytics.js methods', () => {
     expect(event.properties!.path).toBe('/pricing');
   });
 
+  it("on(type) handlers get the call's options as their last argument, as analytics.js, with the message as event", async () => {
+    const { api } = start();
+    const heard: unknown[][] = [];
+    api.on('track', (...args) => heard.push(args));
+    api.on('page', (...args) => heard.push(args));
+    const { event } = await api.track('E', { a: 1 }, { integrations: { X: false }, context: { app: { name: 'shop' } } });
+    await api.page('Docs', { b: 2 });
+    const [e, props, options] = heard[0] as [string, object, any];
+    expect([e, props]).toEqual(['E', { a: 1 }]);
+    expect(options.integrations).toEqual({ X: false });
+    expect(options.context).toEqual({ app: { name: 'shop' } });
+    expect(options.event).toEqual(event);
+    expect((heard[1] as any[])[3].event.name).toBe('Docs');
+  });
+
   it('once() hears one event only', async () => {
     const { api } = start();
     const h = vi.fn();
