@@ -86,14 +86,19 @@ export function createAutotrack({ _track: track, _report: report, _timeout: time
       el.addEventListener('click', (e) => {
         const wait = notQueued(send(el, event, properties, options));
         const m = e as MouseEvent;
+        // The link clicked, when it is inside the tracked element (a card of several links); else the element itself.
+        const hit = (e.target as Element | null)?.closest?.('a[href],area[href]');
+        const link = hit && el.contains(hit) ? hit : el;
         const href =
-          el.getAttribute('href') ||
-          el.getAttributeNS(XLINK, 'href') ||
-          el.getAttribute('xlink:href') ||
+          link.getAttribute('href') ||
+          link.getAttributeNS(XLINK, 'href') ||
+          link.getAttribute('xlink:href') ||
           el.getElementsByTagName('a')[0]?.getAttribute('href');
-        // A new tab, window or frame (a target, ctrl/shift/meta, middle button) leaves this page where it is.
+        // A new tab, window or frame (a target, the page's <base target>, ctrl/shift/meta, middle button) or a
+        // download (alt, `download`) leaves this page where it is: never held.
         if (!wait || !href || e.defaultPrevented) return;
-        if (elsewhere(el.getAttribute('target')) || m.ctrlKey || m.shiftKey || m.metaKey || m.button == 1) return;
+        const target = link.getAttribute('target') ?? document.querySelector('base[target]')?.getAttribute('target');
+        if (elsewhere(target) || link.hasAttribute('download') || m.altKey || m.ctrlKey || m.shiftKey || m.metaKey || m.button == 1) return;
         let url: string;
         try {
           url = new URL(href, document.baseURI).href;
