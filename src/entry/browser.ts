@@ -101,8 +101,7 @@ function takeOver() {
     plan: (plan, report) => loadChunk().then((c) => c.plan(script, plan, report)),
   });
   addHelpers(api, helperDeps);
-  // (as analytics.js: a recorded setAnonymousId applies before the other recorded calls, the snippet's page() included)
-  const calls: BufferedCall[] = (stub ? stub.splice(0) : []).sort((a, b) => +(b[0] == 'setAnonymousId') - +(a[0] == 'setAnonymousId'));
+  const calls: BufferedCall[] = stub ? stub.splice(0) : [];
   w.analytics = api;
   // Pages that kept a reference to the stub array keep working: it gets the real methods too.
   if (stub) Object.assign(stub, api);

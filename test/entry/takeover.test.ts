@@ -56,33 +56,6 @@ describe("a load the page makes itself right after the bundle took over the stub
   });
 });
 
-describe('a setAnonymousId recorded on the stub (found by review 9)', () => {
-  it('applies before the other recorded calls, as analytics.js: the snippet\'s page() carries it too', async () => {
-    vi.resetModules();
-    const page = [location.href, '', ''];
-    const t = Date.now() - 1000;
-    const stub: any = [
-      ['load', ['wk_test', { ...QUIET }], page, t, 0.5, 0],
-      ['page', [], page, t + 1, 0.5, 1],
-      ['setAnonymousId', ['server-anon-1'], page, t + 2, 0.5, 2],
-      ['track', ['After'], page, t + 3, 0.5, 3],
-    ];
-    stub.invoked = 0.5;
-    (window as any).analytics = stub;
-    await import('../../src/entry/browser');
-    const api = (window as any).analytics;
-    await vi.waitFor(async () => {
-      await api.flush();
-      expect(sent()).toHaveLength(2);
-    });
-    expect(sent().map((m) => [m.event || m.type, m.anonymousId])).toEqual([
-      ['page', 'server-anon-1'],
-      ['After', 'server-anon-1'],
-    ]);
-    delete (window as any).analytics;
-  });
-});
-
 describe('trackForm', () => {
   it("tracks one submission once when the page's own earlier submit handler submits by script (jQuery validate's submitHandler)", async () => {
     const { api } = start();
