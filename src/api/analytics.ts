@@ -44,7 +44,7 @@ export function createAnalytics(stages: {
 }) {
   // Runs `use` with the link and server-cookie tools once they are here; a chunk that cannot load is reported.
   const tools = (use: (t: LinkTools) => void) => stages.tools?.().then(use, (e) => report(analyticsError('invalid_arguments', describe(e))));
-  const debugMode = createDebugMode(stages.debug);
+  const debugMode = createDebugMode(stages.debug, (e) => report(analyticsError('invalid_arguments', `debug: the debug tools could not be loaded (${describe(e)}); plain console lines instead`)));
   // Read when the library starts (before the page's later scripts could define it).
   const hook = readTestHook();
   const guard = createPageGuard(debugMode);

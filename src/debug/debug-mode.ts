@@ -10,15 +10,17 @@ const plain: DebugTools = {
 
 /**
  * `debug(on)`: while it is on, `use` runs with the debug tools, which `load` fetches the first time (they are not
- * in the bundle: see src/debug.ts; without them, plain console lines); uses run in call order.
+ * in the bundle: see src/debug.ts; without them, plain console lines; a load that fails is told to `failed`); uses
+ * run in call order.
  */
-export function createDebugMode(load?: () => Promise<DebugTools>) {
+export function createDebugMode(load?: () => Promise<DebugTools>, failed?: (e: unknown) => void) {
   let on = false;
   let tools: Promise<DebugTools> | undefined;
   const use = (fn: (tools: DebugTools) => void) =>
     void (
       on &&
-      (tools ||= (load ? load() : Promise.reject()).then((t) => t || plain, () => plain))
+      // (a chunk that cannot load is told to `failed`, CONTRACT section 1; plain console lines go on instead)
+      (tools ||= load ? load().then((t) => t || plain, (e) => (failed?.(e), plain)) : Promise.resolve(plain))
         .then((loaded) => on && fn(loaded))
         // a page's getter or console that throws while the tools read or write: never an unhandled rejection
         .catch(() => {})

@@ -16,6 +16,26 @@ describe('createDebugMode', () => {
     expect(fn).not.toHaveBeenCalled();
   });
 
+  it('tells of a debug chunk that cannot load, once, and goes on with plain console lines (CONTRACT section 1; found by review 8)', async () => {
+    const failed = vi.fn();
+    const mode = createDebugMode(() => Promise.reject(new Error('blocked')), failed);
+    mode.set(true);
+    const got: DebugTools[] = [];
+    mode.use((t) => got.push(t));
+    mode.use((t) => got.push(t));
+    await settle();
+    expect(failed).toHaveBeenCalledTimes(1);
+    expect(String(failed.mock.calls[0][0])).toContain('blocked');
+    expect(got).toHaveLength(2);
+    expect(typeof got[0].log).toBe('function');
+    // no loader at all (an inlined bundle: no file beside it): plain lines, nothing to tell
+    const quiet = vi.fn();
+    const plainOnly = createDebugMode(undefined, quiet);
+    plainOnly.set(true);
+    await settle();
+    expect(quiet).not.toHaveBeenCalled();
+  });
+
   it('loads the tools once when switched on, and runs uses in call order', async () => {
     const t = tools();
     const load = vi.fn(async () => t);
