@@ -89,7 +89,7 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
     const invalid = check?.();
     if (invalid) return [guard.refuse(invalid, callback), false];
     let drafted: Draft | AnalyticsError;
-    let options: CallOptions = {};
+    let options: CallOptions | undefined;
     const lenient = transforms._active();
     try {
       const { page, context, contextBytes } = instance.context(at.page, instance.hints, gate._preferences());
@@ -115,8 +115,7 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
     if (type == 'page') pagedUrl = message.properties!.url;
     // As analytics.js, identifying another user than the stored one starts a new anonymous id: two people on one
     // browser are never joined (the identify carries it, unless the call gives its own).
-    const stored = identity._userId();
-    const fresh = type == 'identify' && stored != null && message.userId != stored ? uuid() : undefined;
+    const fresh = type == 'identify' && identity._userId() != null && message.userId != identity._userId() ? uuid() : undefined;
     if (fresh && message.anonymousId == identity._anonymousId()) message.anonymousId = fresh;
     // An identify or a group changes the visitor only if the API takes its message: measured now (few calls are).
     // (With source middleware or plugins, which see it first, as it was called.)
@@ -183,7 +182,7 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
 
   // Stores a message (the gate was checked by `start`; an opt-out or denial while a middleware had it, by `finish`):
   // held in memory while consent is pending (the promise resolves now), else queued.
-  function store(instance: Instance, type: MessageType, built: BuiltMessage, options: CallOptions, callback?: Callback): Promise<CallResult> {
+  function store(instance: Instance, type: MessageType, built: BuiltMessage, options: CallOptions | undefined, callback?: Callback): Promise<CallResult> {
     const stored = instance.gate._state() == 'pending' ? instance.gate._hold(built) : enqueue(instance, built);
     if (stored instanceof Error) return guard.refuse(stored, callback, true);
     const { message } = built;
