@@ -1,9 +1,8 @@
 // A page restored from the back/forward cache must not send records that another tab adopted and delivered while it
 // was cached: nothing of it is sent before `queue._reconcile()` has read the store, not even by a retry timer that
 // became overdue in the cache (found by review 5, finding 2).
-import 'fake-indexeddb/auto';
-import { IDBFactory } from 'fake-indexeddb';
-import { afterEach, beforeEach, expect, it, vi } from 'vitest';
+import { URL_, api, sentIds } from './api-stub';
+import { afterEach, expect, it, vi } from 'vitest';
 import { createQueue, DEFAULT_BOUNDS } from '../../src/delivery/queue';
 import { createTabs } from '../../src/delivery/tabs';
 import { createTransport } from '../../src/delivery/transport';
@@ -13,29 +12,11 @@ import { adoptOrphans, startDelivery } from '../../src/delivery/start';
 import { createIdentity } from '../../src/identity/identity';
 import type { Message } from '../../src/message/types';
 
-const URL_ = 'https://api.test/v1/batch';
-let status = 503;
-let bodies: string[] = [];
-beforeEach(() => {
-  (globalThis as any).indexedDB = new IDBFactory();
-  localStorage.clear();
-  bodies = [];
-  status = 503;
-  vi.stubGlobal(
-    'fetch',
-    vi.fn(async (_u: string, init: RequestInit) => (bodies.push(String(init.body)), { status, headers: { get: (n: string) => (n == 'Retry-After' ? '30' : null) } })),
-  );
-});
-afterEach(() => {
-  vi.useRealTimers();
-  vi.unstubAllGlobals();
-  Object.defineProperty(document, 'visibilityState', { value: 'visible', configurable: true });
-});
-
+afterEach(() => Object.defineProperty(document, 'visibilityState', { value: 'visible', configurable: true }));
 const lifecycle = (type: string, persisted: boolean) => Object.assign(new Event(type), { persisted });
-const sentIds = () => bodies.map((b) => JSON.parse(b).batch.map((m: Message) => m.messageId));
 
 it('a page cached in a backoff, whose record another tab adopted and delivered, does not send it again once restored', async () => {
+  api.retryAfter = '30';
   vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] });
   const t0 = Date.now();
   const A = startDelivery({
@@ -53,7 +34,7 @@ it('a page cached in a backoff, whose record another tab adopted and delivered, 
   window.dispatchEvent(lifecycle('pagehide', true));
   // tab B adopts A's record (A's lock was released; without Web Locks here, the lease stands in for it) and delivers it
   vi.setSystemTime(t0 + 61000);
-  status = 200;
+  api.status = 200;
   const qB = createQueue('B', DEFAULT_BOUNDS, { _expired: vi.fn(), _fallback: vi.fn() }, 'wk ' + URL_);
   const tB = createTabs('B', () => {});
   const dB = { _queue: qB, _tabs: tB, _transport: createTransport(), url: URL_, writeKey: 'wk', flushAt: 20, flushInterval: 1000, report: vi.fn(), emit: vi.fn() };

@@ -1,9 +1,8 @@
 // Without Web Locks (an http:// page: they are [SecureContext]; or a lock manager that throws), another tab adopts a
 // record once it is older than the lease, even from a tab that still lives and holds it (a long outage, offline). The
 // tab that held it must then not send it too (found by review 5, finding 3).
-import 'fake-indexeddb/auto';
-import { IDBFactory } from 'fake-indexeddb';
-import { afterEach, beforeEach, expect, it, vi } from 'vitest';
+import { URL_, api, sentIds } from './api-stub';
+import { expect, it, vi } from 'vitest';
 import { createQueue, DEFAULT_BOUNDS } from '../../src/delivery/queue';
 import { createTabs, LEASE_MS } from '../../src/delivery/tabs';
 import { createTransport } from '../../src/delivery/transport';
@@ -11,24 +10,6 @@ import { createHandoff } from '../../src/delivery/handoff';
 import { createScheduler } from '../../src/delivery/scheduler';
 import { adoptOrphans } from '../../src/delivery/start';
 import type { Message } from '../../src/message/types';
-
-const URL_ = 'https://api.test/v1/batch';
-let status = 503;
-let bodies: string[] = [];
-beforeEach(() => {
-  (globalThis as any).indexedDB = new IDBFactory();
-  localStorage.clear();
-  bodies = [];
-  status = 503;
-  vi.stubGlobal(
-    'fetch',
-    vi.fn(async (_u: string, init: RequestInit) => (bodies.push(String(init.body)), { status, headers: { get: () => null } })),
-  );
-});
-afterEach(() => {
-  vi.useRealTimers();
-  vi.unstubAllGlobals();
-});
 
 function tab(owner: string) {
   const queue = createQueue(owner, DEFAULT_BOUNDS, { _expired: vi.fn(), _fallback: vi.fn() }, 'wk ' + URL_);
@@ -53,18 +34,17 @@ it('a live tab whose record another tab adopted at the end of the lease lets it 
   expect(A.queue._list().map((r) => r.id)).toEqual([id]);
   // the outage outlasts the lease: B adopts the record (what B's lease timer does) and delivers it
   vi.setSystemTime(t0 + LEASE_MS + 1000);
-  status = 200;
+  api.status = 200;
   await adoptOrphans(B.queue, await B.tabs._orphans(), 0);
   expect(B.queue._list().map((r) => r.id)).toEqual([id]);
   await B.scheduler._flush();
   // A's retry comes: it lets the record go rather than send it a third time
   await A.scheduler._flush();
-  const sent = bodies.map((b) => JSON.parse(b).batch.map((m: Message) => m.messageId));
-  expect(sent).toEqual([[id], [id]]);
+  expect(sentIds()).toEqual([[id], [id]]);
   expect(A.queue._list()).toEqual([]);
   // and what A queues afterwards goes as before
   const id2 = '01JZZZZZZZZZZZZZZZZZZZZZZY';
   await A.queue._add({ id: id2, message: { ...message, messageId: id2 }, bytes: 80, queuedAt: Date.now(), attempts: 0, owner: 'A' });
   await A.scheduler._flush();
-  expect(bodies.map((b) => JSON.parse(b).batch.map((m: Message) => m.messageId))).toEqual([[id], [id], [id2]]);
+  expect(sentIds()).toEqual([[id], [id], [id2]]);
 });
