@@ -465,6 +465,31 @@ test.describe('held: a source middleware that answers later', () => {
     expect(new URL(page.url()).pathname).toBe('/dropin-lab/routed');
   });
 
+  for (const [id, order] of [
+    ['ajax', "the site's handler runs before the library's"],
+    ['ajax2', "the library's handler runs first"],
+  ] as const) {
+    test(`an AJAX form that leaves a prevented submit alone, as React Router's <Form> does, while a middleware holds the event (${order}): its handler has the submit, the page stays, tracked once`, async ({ page, site, collector }) => {
+      await openLab(page, site, { ...QUICK, middlewareTimeout: 400 });
+      const alive = await page.evaluate(() => (window as any).__alive);
+      await page.evaluate(() => (window as any).analytics.on('track', () => ((window as any).__trackedAt = performance.now())));
+      await addSlowMiddleware(page, 100);
+      const navigations = documentRequests(page);
+      await page.click(`#${id}-go`);
+      await expect(page.locator('#status')).toHaveText(`ajax ${id} 1`);
+      const { msg } = await arrivedOnce(collector, id === 'ajax' ? 'Form Ajax' : 'Form Ajax 2');
+      expect(msg.properties).toEqual({ held: true });
+      // Until the hold is over whatever happens (queued, or middlewareTimeout passed): then nothing may submit.
+      await page.waitForFunction(() => (window as any).__trackedAt > 0);
+      await page.waitForFunction(
+        (timeout) => performance.timeOrigin + performance.now() > JSON.parse(localStorage.getItem('dropin_probe')!).at + timeout + 100,
+        400,
+      );
+      expect(navigations, 'no navigation').toEqual([]);
+      expect(await page.evaluate(() => (window as any).__alive)).toBe(alive);
+    });
+  }
+
   test('target=_blank and a ctrl/meta-click are not intercepted while a middleware holds events: new tab, this page stays, tracked once each', async ({ page, context, site, collector }) => {
     await openLab(page, site, { ...QUICK, middlewareTimeout: 1000 });
     await addSlowMiddleware(page, 100);

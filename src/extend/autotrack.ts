@@ -37,19 +37,30 @@ function list(elements: Elements): Element[] {
 }
 
 /**
- * Watches an event's `preventDefault` after ours: whether one of the page's handlers that run later (a router's, a
- * form library's) cancelled the default too, so a held navigation or submission is not forced through.
+ * Holds a click or submit once the page's own handlers had it: a listener on the window in the bubble phase runs
+ * after the element's, the document's and a router's (React Router, Next.js and Vue Router step aside for an event
+ * already prevented, so preventing it in the element's listener turned their routes into page loads). One they
+ * cancelled is theirs; else it is prevented here, and `go` runs once `wait` settles (or `timeout` ms passed), unless a
+ * handler after this one cancels it too. An event stopped before the window goes ahead as the browser does it.
  */
-function watchCancel(e: Event) {
-  let cancelled = false;
-  const own = e.preventDefault;
-  e.preventDefault();
-  try {
-    Object.defineProperty(e, 'preventDefault', { value: () => ((cancelled = true), own.call(e)), configurable: true });
-  } catch {
-    // a frozen event: the held action goes ahead, as analytics.js does
-  }
-  return () => cancelled;
+function holdAfterPage(e: Event, wait: Promise<unknown>, go: () => void, after: (done: Promise<unknown>, then: () => void) => void) {
+  const decide = (seen: Event) => {
+    if (seen != e) return;
+    removeEventListener(e.type, decide);
+    if (e.defaultPrevented) return;
+    let cancelled = false;
+    const own = e.preventDefault;
+    e.preventDefault();
+    try {
+      Object.defineProperty(e, 'preventDefault', { value: () => ((cancelled = true), own.call(e)), configurable: true });
+    } catch {
+      // a frozen event: the held action goes ahead, as analytics.js does
+    }
+    after(wait, () => cancelled || go());
+  };
+  addEventListener(e.type, decide);
+  // (the dispatch is over by then: an event stopped on its way leaves no listener behind)
+  setTimeout(() => removeEventListener(e.type, decide));
 }
 
 export function createAutotrack({ _track: track, _report: report, _timeout: timeout }: AutotrackDeps) {
@@ -109,8 +120,7 @@ export function createAutotrack({ _track: track, _report: report, _timeout: time
         // tracked card may hold one the browser would not have followed for that click). Anything else (`mailto:`
         // too) is left to the browser's own click, not held.
         if (!/^https?:/.test(url)) return;
-        const cancelled = watchCancel(e);
-        after(wait, () => cancelled() || location.assign(url));
+        holdAfterPage(e, wait, () => location.assign(url), after);
       });
   }
 
@@ -133,8 +143,7 @@ export function createAutotrack({ _track: track, _report: report, _timeout: time
           if (!pending || e.defaultPrevented || el.tagName != 'FORM') return;
           const submitter = (e as SubmitEvent).submitter as HTMLButtonElement | null;
           if (elsewhere((submitter && submitter.getAttribute('formtarget')) || form.getAttribute('target'))) return;
-          const cancelled = watchCancel(e);
-          after(pending, () => !cancelled() && submitAs(form, submitter));
+          holdAfterPage(e, pending, () => submitAs(form, submitter), after);
         },
         true,
       );

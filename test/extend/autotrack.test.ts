@@ -37,42 +37,49 @@ describe('trackLink: the held navigation', () => {
   it("follows the link clicked inside a tracked card, and never holds one that opens elsewhere or downloads (found by review 8)", async () => {
     const { vi } = await import('vitest');
     const assign = vi.spyOn(location, 'assign').mockImplementation(() => {});
-    // whether the library held each click, seen after it; then no click it left alone navigates the test DOM (one it
-    // holds is not touched: a later preventDefault would be a router taking it over)
-    const held: boolean[] = [];
-    const seen = (e: Event) => (held.push(e.defaultPrevented), e.defaultPrevented || e.preventDefault());
-    document.addEventListener('click', seen);
+    // whether the library held each click: seen once the click is dispatched (the library decides last, on the window)
+    document.body.innerHTML = '<div id="card"><a id="first" href="/product/1">Product</a> <a id="ext" href="https://docs.example/spec" target="_blank">Spec</a> <a id="dl" href="/report.csv" download="q3.csv">CSV</a> <a id="second" href="/product/2">Other</a></div>';
     try {
-      document.body.innerHTML = '<div id="card"><a id="first" href="/product/1">Product</a> <a id="ext" href="https://docs.example/spec" target="_blank">Spec</a> <a id="dl" href="/report.csv" download="q3.csv">CSV</a> <a id="second" href="/product/2">Other</a></div>';
       const quick = createAutotrack({ _track: () => ({ _queued: false, _done: Promise.resolve() }), _report: () => {}, _timeout: () => 60_000 });
       quick.trackLink(document.getElementById('card'), 'Card Clicked');
-      click(document.getElementById('ext')!);
-      click(document.getElementById('dl')!);
-      document.getElementById('second')!.dispatchEvent(new MouseEvent('click', { bubbles: true, cancelable: true, altKey: true }));
-      click(document.getElementById('second')!);
+      const second = document.getElementById('second')!;
+      const held = [
+        click(document.getElementById('ext')!).defaultPrevented,
+        click(document.getElementById('dl')!).defaultPrevented,
+        !second.dispatchEvent(new MouseEvent('click', { bubbles: true, cancelable: true, altKey: true })),
+        click(second).defaultPrevented,
+      ];
       expect(held).toEqual([false, false, false, true]);
       await vi.waitFor(() => expect(assign).toHaveBeenCalledTimes(1));
       expect(assign.mock.calls[0][0]).toMatch(/\/product\/2$/);
     } finally {
-      document.removeEventListener('click', seen);
       assign.mockRestore();
     }
   });
 
   it("never holds a link of a page whose <base target> opens elsewhere", () => {
-    const held: boolean[] = [];
-    const seen = (e: Event) => (held.push(e.defaultPrevented), e.preventDefault());
-    document.addEventListener('click', seen);
     document.head.insertAdjacentHTML('beforeend', '<base target="_blank">');
     try {
       document.body.innerHTML = '<a id="l" href="/pricing">go</a>';
-      held.length = 0;
       createAutotrack({ _track: () => ({ _queued: false, _done: new Promise(() => {}) }), _report: () => {}, _timeout: () => 60_000 }).trackLink(document.getElementById('l'), 'Go');
-      click(document.getElementById('l')!);
-      expect(held).toEqual([false]);
+      expect(click(document.getElementById('l')!).defaultPrevented).toBe(false);
     } finally {
-      document.removeEventListener('click', seen);
       document.head.querySelector('base')!.remove();
+    }
+  });
+
+  it("leaves a click that a handler after its own prevented (a router's, delegated on the document) to that handler: the router only steps aside when the library prevented first (found by review 8)", () => {
+    document.body.innerHTML = '<a id="l" href="/pricing">go</a>';
+    // as React Router's and Next.js's <Link>, and Vue Router: a click already prevented is not theirs
+    const routed: boolean[] = [];
+    const router = (e: Event) => (routed.push(!e.defaultPrevented), e.defaultPrevented || e.preventDefault());
+    document.addEventListener('click', router);
+    try {
+      held().trackLink(document.getElementById('l'), 'Go');
+      expect(click(document.getElementById('l')!).defaultPrevented).toBe(true);
+      expect(routed, 'the router had the click').toEqual([true]);
+    } finally {
+      document.removeEventListener('click', router);
     }
   });
 
