@@ -140,8 +140,9 @@ export function takeOverBuffer(recorded: BufferedCall[], own: number | undefined
       buffer
         // This page's calls it took, or that another page sent, are done with, and so are those no page replays (its
         // `load`, unless calls it binds are left); so are another page's calls that are not replayed, once that page
-        // is adopted.
-        .filter((c) => !(c[4] === own && (taken(c) || c[7] || !replayed(c))) && (taken(c) || !adoptedPages.has(c[4]) || replayed(c)))
+        // is adopted, but for its `load`: that page may still be open, and its `load` binds the calls it makes later
+        // (until the age limit).
+        .filter((c) => !(c[4] === own && (taken(c) || c[7] || !replayed(c))) && (taken(c) || c[0] == 'load' || !adoptedPages.has(c[4]) || replayed(c)))
         .map((c) => (taken(c) ? mark(c, c[6] || Date.now(), 1) : c))
         // A done mark matters only while the page it came from might still be loading its bundle.
         .filter((c) => (!c[7] || Date.now() - c[6]! < DONE_KEPT_MS) && Date.now() - c[3] < BUFFER_MAX_AGE_MS),

@@ -271,6 +271,19 @@ describe('takeOverBuffer', () => {
     expect(localStorage.getItem(KEY)).toBeNull();
   });
 
+  it("keeps an adopted page's load: the calls that page, still open with no bundle, makes afterwards are taken by a later page (found by review 9)", async () => {
+    const early = call('page', NOW - 60000, P1, 0);
+    put([early]);
+    take([], OWN, () => Promise.resolve());
+    await settle();
+    expect(stored().some((c) => c[0] == 'load' && c[4] === P1), "P1's load stays").toBe(true);
+    // P1, whose bundle failed, records another call; a later page, once P1 gave no news for the grace, takes it only.
+    const later = call('track', NOW + 1000, P1, 1);
+    localStorage.setItem(KEY, JSON.stringify([...stored(), later]));
+    const plan = planBuffer(readBuffer(), [], P2, NOW + 1000 + BUFFER_GRACE_MS, BOUND);
+    expect(names(plan.take)).toEqual([`${P1}:1`]);
+  });
+
   it('marks the calls done even when their replay fails', async () => {
     put([call('track', NOW - 60000, P1, 0), call('track', NOW - 60000, P1, 1)]);
     take([], OWN, (c) => (c[5] == 0 ? Promise.reject(new Error('invalid')) : Promise.resolve()));
