@@ -122,3 +122,21 @@ test('trackLink on a card never follows a javascript: link inside it; a relative
   await collector.waitFor(1, { event: 'Good Card' }, 10000);
   expect(errors).toEqual([]);
 });
+
+test('an API answer that redirects is not followed, and is no delivery: a 302 to a login page that answers 200 loses nothing (CONTRACT sections 4 and 6; review 5)', async ({ page, site, collector }) => {
+  // The API's first answers redirect the POST to a page that answers a GET with 200 (an SSO gateway in front of a
+  // first-party /ingest sends its login page); then the API answers itself.
+  let redirected = 0;
+  await page.route(
+    (u) => u.pathname == '/ingest/v1/batch',
+    (route) => (redirected++ < 2 ? route.fulfill({ status: 302, headers: { Location: '/basic.html?login=1' } }) : route.fallback()),
+  );
+  await page.goto(site.page('/basic.html', { noload: '1' }));
+  // (the collector through the site's own /ingest proxy, as a first-party API path)
+  await page.evaluate(() => (window as any).analytics.load('dev-write-key', { apiHost: '/ingest', cdnUrl: '/dist/analytics.min.js', flushInterval: 50 }));
+  await ready(page);
+  await page.evaluate(() => (window as any).analytics.track('Redirected Once'));
+  await collector.waitFor(1, { event: 'Redirected Once' }, 20_000);
+  expect(redirected, 'the API redirected at least once').toBeGreaterThanOrEqual(1);
+  expect(await collector.messages({ event: 'Redirected Once' })).toHaveLength(1);
+});

@@ -54,6 +54,9 @@ export function createTransport() {
           body,
           keepalive,
           credentials: 'omit',
+          // A redirect is not followed (CONTRACT section 6: events go to apiHost only; a 307 would take the body
+          // elsewhere, and a 302 to a login page would answer 200 to a GET): it answers status 0, retried.
+          redirect: 'manual',
           signal: controller.signal,
         });
         // The answer is short: it is read to its end. A keepalive request counts against the page's 64 KiB budget

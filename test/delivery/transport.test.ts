@@ -24,7 +24,7 @@ describe('createTransport', () => {
   });
 
   describe('post', () => {
-    it('POSTs the body as JSON with Basic auth, without credentials, with the keepalive asked for', async () => {
+    it('POSTs the body as JSON with Basic auth, without credentials, following no redirect, with the keepalive asked for', async () => {
       const fetch = vi.fn(async (..._a: unknown[]) => response(200));
       vi.stubGlobal('fetch', fetch);
       const t = createTransport();
@@ -35,6 +35,7 @@ describe('createTransport', () => {
       expect(init.method).toBe('POST');
       expect(init.body).toBe('{"batch":[]}');
       expect(init.credentials).toBe('omit');
+      expect(init.redirect).toBe('manual');
       expect(init.signal).toBeInstanceOf(AbortSignal);
       const headers = new Headers(init.headers as HeadersInit);
       expect(headers.get('Content-Type')).toBe('application/json');
