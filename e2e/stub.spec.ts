@@ -137,3 +137,30 @@ test('a bundle run in the task of the calls takes them from memory, and the stub
   expect((await collector.messages()).filter((m) => names.includes(m.event))).toHaveLength(3);
   expect(errors).toEqual([]);
 });
+
+test("reset() made just before a logout link is followed, before the bundle arrived: the next page's first page view is already logged out (found by review 6)", async ({ page, site, collector }) => {
+  await page.goto(withBundle(site));
+  await ready(page);
+  const before = await page.evaluate(async () => {
+    const a = (window as any).analytics;
+    await a.identify('user-before-logout');
+    return a.user().anonymousId();
+  });
+  await page.goto(noBundle(site));
+  const next = withBundle(site) + '&after=logout';
+  // the logout: reset(), and the navigation, in one task (the evaluation's result never comes back)
+  void page
+    .evaluate((next) => {
+      (window as any).analytics.reset();
+      location.href = next;
+    }, next)
+    .catch(() => {});
+  await page.waitForURL(next);
+  // the next page's page view, made as the page starts (on the stub, or the bundle if it is there already)
+  await page.evaluate(() => (window as any).analytics.page('After Logout'));
+  await ready(page);
+  const [view] = await collector.waitFor(1, { type: 'page', name: 'After Logout' }, 10_000);
+  expect(view.userId, 'logged out').toBeUndefined();
+  expect(view.anonymousId, 'a new anonymous id').not.toBe(before);
+  expect(await page.evaluate(() => (window as any).analytics.user().id())).toBeNull();
+});

@@ -1,6 +1,7 @@
 import type { RecordedPage } from './types';
 import { stringify } from '../message/validate';
 import { batchUrl, ownOptions } from './config';
+import { readPage } from './page-context';
 import type { LoadOptions } from '../message/types';
 
 declare const __BUFFER_KEY__: string;
@@ -84,10 +85,13 @@ export interface BufferPlan {
  * claimed), and calls claimed by a page that did not finish with them within that time; of another page, only
  * calls whose page's recorded `load` has this page's binding `bound` (`bindingOf`): none when this page has no
  * binding, nor of a page with no `load` in the buffer (consent-pending, or pushed out by 100 later calls), which
- * wait for their own bundle, or expire. Taken calls are claimed in the returned buffer, and calls older than
- * `BUFFER_MAX_AGE_MS` are left out of it.
+ * wait for their own bundle, or expire. `from`: the page this one was opened from (its referrer) and when this one
+ * started: a page of that URL whose calls all came before is the one that led here (it is gone, or its late bundle
+ * finds them claimed), and its calls are taken at once, before this page's own (a `reset()` made before a logout link
+ * was followed applies to this page's first message). Taken calls are claimed in the returned buffer, and calls older
+ * than `BUFFER_MAX_AGE_MS` are left out of it.
  */
-export function planBuffer(buffer: BufferedCall[], recorded: BufferedCall[], own: number | undefined, now: number, bound?: string): BufferPlan {
+export function planBuffer(buffer: BufferedCall[], recorded: BufferedCall[], own: number | undefined, now: number, bound?: string, from?: [string, number]): BufferPlan {
   buffer = buffer.filter((c) => now - c[3] < BUFFER_MAX_AGE_MS);
   const news = new Map<number, number>();
   const bindings = new Map<number, string>();
@@ -99,7 +103,7 @@ export function planBuffer(buffer: BufferedCall[], recorded: BufferedCall[], own
   // Another page's calls, and this page's calls that another page claimed and did not finish with in time.
   const others = buffer.filter((c) => {
     if (c[7] || !REPLAYED.test(c[0]) || (c[4] === own ? !c[6] : !bound || bindings.get(c[4]) !== bound)) return false;
-    const free = (c[6] || news.get(c[4])!) + BUFFER_GRACE_MS;
+    const free = !c[6] && from && c[2][0].split('#')[0] == from[0] && news.get(c[4])! < from[1] ? 0 : (c[6] || news.get(c[4])!) + BUFFER_GRACE_MS;
     if (free <= now) return true;
     next = Math.min(next ?? free, free);
     return false;
@@ -121,7 +125,7 @@ export function planBuffer(buffer: BufferedCall[], recorded: BufferedCall[], own
  */
 export function takeOverBuffer(recorded: BufferedCall[], own: number | undefined, replay: (call: BufferedCall) => unknown, bound?: string): () => void {
   const read = readBuffer();
-  const plan = planBuffer(read, recorded, own, Date.now(), bound);
+  const plan = planBuffer(read, recorded, own, Date.now(), bound, [readPage()[2], performance?.timeOrigin]);
   const taken = (c: BufferedCall) => plan.take.some((t) => same(t, c));
   if (plan.take.length || plan.buffer.length < read.length) writeBuffer(plan.buffer);
   const queued = plan.take.map((c) => Promise.resolve(replay(c)).catch(() => {}));

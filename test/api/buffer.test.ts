@@ -84,6 +84,18 @@ describe('planBuffer', () => {
     expect(plan.next).toBeUndefined();
   });
 
+  it("takes at once the calls of the page this one was opened from, made before it started, ahead of its own (a reset() before a logout link; found by review 6)", () => {
+    // P1 (https://site.test/0.222) recorded reset() and navigated here 1 s later; P2 was open meanwhile, elsewhere.
+    const buffer = [call('reset', NOW - 1000, P1, 0), call('track', NOW - 1000, P2, 0)];
+    const mine = [call('page', NOW, OWN, 0)];
+    const plan = planBuffer(withLoads(buffer), mine, OWN, NOW, BOUND, ['https://site.test/' + P1, NOW - 500]);
+    expect(names(plan.take)).toEqual([`${P1}:0`, `${OWN}:0`]);
+    expect(plan.next).toBe(NOW - 1000 + BUFFER_GRACE_MS); // P2's, as before
+    // Not a page that recorded calls after this one started (it lives on: another tab), nor another URL.
+    expect(names(planBuffer(withLoads(buffer), mine, OWN, NOW, BOUND, ['https://site.test/' + P1, NOW - 2000]).take)).toEqual([`${OWN}:0`]);
+    expect(names(planBuffer(withLoads(buffer), mine, OWN, NOW, BOUND, ['https://site.test/other', NOW - 500]).take)).toEqual([`${OWN}:0`]);
+  });
+
   it('takes only the message and identity calls of another page', () => {
     const methods = ['load', 'ready', 'on', 'off', 'debug', 'flush', 'user', 'identify', 'track', 'page', 'screen', 'group', 'alias', 'reset', 'setAnonymousId', 'ecommerce.orderCompleted', 'semantic.userDeleted'];
     const buffer = methods.map((m, i) => call(m, NOW - 60000, P1, i));
