@@ -40,14 +40,17 @@ function objectType(schema, ctx, indent, seen) {
   );
   // Required names the schema does not describe: present, of any type.
   for (const k of required) if (!(k in properties)) lines.push(`${inner}${key(k)}: unknown;\n`);
-  if (schema.additionalProperties !== false) lines.push(`${inner}[key: string]: unknown;\n`);
+  // (names its patternProperties allow are open too: an index signature cannot say which)
+  if (schema.additionalProperties !== false || isObject(schema.patternProperties)) lines.push(`${inner}[key: string]: unknown;\n`);
   // (a closed object with no properties: `{}` would take anything, a string included)
   return lines.length ? `{\n${lines.join('')}${indent}}` : '{ [key: string]: never }';
 }
 
 function arrayType(schema, ctx, indent, seen) {
   const tuple = Array.isArray(schema.prefixItems) ? schema.prefixItems : Array.isArray(schema.items) ? schema.items : null;
-  if (tuple) return `[${tuple.map((s) => typeOf(s, ctx, indent, seen)).join(', ')}, ...unknown[]]`;
+  // (a tuple's items are required only up to minItems, as the checker has it)
+  const min = Number.isInteger(schema.minItems) ? schema.minItems : 0;
+  if (tuple) return `[${tuple.map((s, i) => { const t = typeOf(s, ctx, indent, seen); return i < min ? t : /^[\w.$]+$/.test(t) ? `${t}?` : `(${t})?`; }).join(', ')}, ...unknown[]]`;
   const item = typeOf(schema.items, ctx, indent, seen);
   // (anything but a name is wrapped: `[]` after `{ ... } & (...)` or `a | b` binds to its last part only)
   return /^[\w.$]+$/.test(item) ? `${item}[]` : `(${item})[]`;

@@ -42,8 +42,13 @@ export function readMessages(files) {
       } catch {
         throw new PlanLoadError(`${file}:${i + 1} is not a JSON line`);
       }
-      const message = value && typeof value.message === 'object' && value.message ? value.message : value;
-      if (message && typeof message === 'object' && typeof message.type === 'string') messages.push({ file, line: i + 1, message });
+      // (a line that holds an array, such as a saved GET /_/messages, is a list of them)
+      for (const item of Array.isArray(value) ? value : [value]) {
+        const message = item && typeof item.message === 'object' && item.message ? item.message : item;
+        if (!message || typeof message !== 'object' || Array.isArray(message) || typeof message.type !== 'string')
+          throw new PlanLoadError(`${file}:${i + 1} is not a message (a JSON object with a "type", or the collector's log line { "message": ... }), nor a list of them`);
+        messages.push({ file, line: i + 1, message });
+      }
     });
   }
   return messages;
@@ -105,6 +110,7 @@ export async function runPlan(args, fail) {
     } else return fail(`plan: unknown command "${command}" (check, infer or types)`, 2);
   } catch (err) {
     if (err.name === 'PlanLoadError') return fail(err.message, 2);
-    throw err;
+    // (a checker that fails is not a violation: exit 1 would read as one)
+    return fail(`plan ${command}: ${err.message}`, 2);
   }
 }

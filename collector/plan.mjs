@@ -58,8 +58,17 @@ export async function loadPlan(source) {
  * `"kind": "plan"` and a `violation` ({ kind, reason }) as the request records have.
  */
 export function planEntries(plan, rec, messages, describeViolation) {
+  // (a checker that fails on a message is reported as its violation, never as the request's failure: the message
+  // was received)
+  const check = (m) => {
+    try {
+      return plan.check(m);
+    } catch (err) {
+      return [{ messageId: m?.messageId ?? '', type: m?.type ?? '', pointer: '', expected: `a message the checker can check (it failed: ${err?.message || err})` }];
+    }
+  };
   return messages.flatMap((m) =>
-    plan.check(m).map((v) => ({
+    check(m).map((v) => ({
       kind: 'plan',
       requestId: rec.id,
       at: rec.at,

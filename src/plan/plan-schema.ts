@@ -15,13 +15,31 @@ export class PlanError extends Error {
 }
 
 const isObject = (v: unknown): v is Record<string, any> => !!v && typeof v == 'object' && !Array.isArray(v);
-const COUNTS = ['minLength', 'maxLength', 'minItems', 'maxItems'];
+const COUNTS = ['minLength', 'maxLength', 'minItems', 'maxItems', 'minProperties', 'maxProperties', 'minContains', 'maxContains'];
 const NUMBERS = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf'];
-const SCHEMAS = ['additionalProperties', 'additionalItems', 'not'];
+const SCHEMAS = ['additionalProperties', 'additionalItems', 'not', 'contains', 'propertyNames', 'if', 'then', 'else'];
 const LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
+// Assertions of JSON Schema (2020-12, draft-07) this checker does not make: a plan that uses one is refused, rather
+// than every message passing it in silence.
+const UNCHECKED = ['unevaluatedProperties', 'unevaluatedItems', 'dependentSchemas', 'dependencies', '$dynamicRef', '$recursiveRef'];
+
+/**
+ * Follows what applies a schema to the same value (`$ref`, `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else`): a
+ * reference met again on that path, with no property or item between, would never end.
+ */
+function sameValue(schema: unknown, at: string, refs: Refs, seen: string[]): void {
+  if (!isObject(schema)) return;
+  const s = schema;
+  if (typeof s.$ref == 'string') {
+    if (seen.includes(s.$ref)) throw new PlanError(pointerTo(at, '$ref'), `a reference that does not lead back to itself without a property or an item between (${[...seen, s.$ref].join(' -> ')})`);
+    sameValue(refs(s.$ref), at, refs, [...seen, s.$ref]);
+  }
+  for (const k of ['allOf', 'anyOf', 'oneOf']) if (Array.isArray(s[k])) for (const sub of s[k]) sameValue(sub, at, refs, seen);
+  for (const k of ['not', 'if', 'then', 'else']) sameValue(s[k], at, refs, seen);
+}
 
 /** Throws a `PlanError` at the first keyword of `schema` (at `at` in the plan) that is not well formed. */
-export function checkSchema(schema: unknown, at: string, refs: Refs, seen: string[] = []): void {
+export function checkSchema(schema: unknown, at: string, refs: Refs): void {
   if (typeof schema == 'boolean') return;
   const fail = (key: string, expected: string) => {
     throw new PlanError(key ? pointerTo(at, key) : at, expected);
@@ -31,10 +49,12 @@ export function checkSchema(schema: unknown, at: string, refs: Refs, seen: strin
   if (s.$ref !== undefined) {
     const target = typeof s.$ref == 'string' ? refs(s.$ref) : undefined;
     if (target === undefined) fail('$ref', `a reference into the plan such as "#/$defs/Name", got ${shown(s.$ref)}, which names nothing`);
-    // A reference that only leads back to itself would never end.
-    if (seen.includes(s.$ref)) fail('$ref', `a reference that does not lead back to itself (${seen.join(' -> ')} -> ${s.$ref})`);
-    if (isObject(target) && typeof target.$ref == 'string') checkSchema(target, at, refs, [...seen, s.$ref]);
+    sameValue(s, at, refs, []);
   }
+  for (const k of UNCHECKED) if (s[k] !== undefined) fail(k, 'a keyword this checker knows (it does not check this one: write the rule with the others)');
+  if (s.uniqueItems !== undefined && typeof s.uniqueItems != 'boolean') fail('uniqueItems', `true or false, got ${shown(s.uniqueItems)}`);
+  if (s.dependentRequired !== undefined && !(isObject(s.dependentRequired) && Object.values(s.dependentRequired).every((v) => Array.isArray(v) && v.every((k) => typeof k == 'string'))))
+    fail('dependentRequired', 'an object of property names to arrays of property names');
   if (s.type !== undefined) {
     const types = Array.isArray(s.type) ? s.type : [s.type];
     const bad = types.find((t: unknown) => !TYPE_NAMES.includes(t as string));

@@ -97,6 +97,19 @@ export function compilePlan(plan: unknown): CompiledPlan {
   const events = plan.events || {};
   const planned = (e: string) => Object.prototype.hasOwnProperty.call(events, e);
   const strict = plan.unplannedEvents != 'allow';
+  // The page properties the plan lists or requires, through `$ref` and the combinators too: the automatic ones among
+  // them are checked, the others need no entry.
+  const pageListed = new Set<string>();
+  const list = (schema: unknown, seen: unknown[]): void => {
+    if (!isObject(schema) || seen.includes(schema)) return;
+    seen.push(schema);
+    if (isObject(schema.properties)) for (const k of Object.keys(schema.properties)) pageListed.add(k);
+    if (Array.isArray(schema.required)) for (const k of schema.required) pageListed.add(k);
+    if (typeof schema.$ref == 'string') list(refs(schema.$ref), seen);
+    for (const k of ['allOf', 'anyOf', 'oneOf']) if (Array.isArray(schema[k])) for (const sub of schema[k]) list(sub, seen);
+    for (const k of ['if', 'then', 'else']) list(schema[k], seen);
+  };
+  list(plan.page?.properties, []);
   const check = (message: Partial<Message>): PlanViolation[] => {
     const { messageId = '', type = '', event } = message;
     const failures: SchemaFailure[] = [];
@@ -115,14 +128,11 @@ export function compilePlan(plan: unknown): CompiledPlan {
     }
     if ((type == 'identify' || type == 'group') && plan[type]) against(plan[type]!.traits, 'traits', message.traits);
     if (type == 'page' && plan.page && plan.page.properties !== undefined) {
-      const schema = plan.page.properties;
-      const listed = isObject(schema) && isObject(schema.properties) ? schema.properties : {};
       const properties = { ...message.properties };
-      for (const k of AUTOMATIC_PAGE) if (!Object.prototype.hasOwnProperty.call(listed, k)) delete properties[k];
+      for (const k of AUTOMATIC_PAGE) if (!pageListed.has(k)) delete properties[k];
       // (as are `name` and `category`, copied from the message's own by the library)
-      for (const k of ['name', 'category'])
-        if (!Object.prototype.hasOwnProperty.call(listed, k) && properties[k] === (message as Record<string, unknown>)[k]) delete properties[k];
-      against(schema, 'properties', properties);
+      for (const k of ['name', 'category']) if (!pageListed.has(k) && properties[k] === (message as Record<string, unknown>)[k]) delete properties[k];
+      against(plan.page.properties, 'properties', properties);
     }
     return failures.map((f) => ({ messageId, type, ...(event !== undefined && { event }), ...f }));
   };

@@ -1,7 +1,9 @@
 // The JSON Schema subset of a tracking plan (CONTRACT section 7): type, properties, patternProperties, required,
 // additionalProperties, enum, const, not, items (and draft-07's tuple form, 2020-12's prefixItems), minimum/maximum and
-// their exclusive forms, minLength/maxLength, minItems/maxItems, pattern, format (date-time, email, uri),
-// anyOf/oneOf/allOf and $ref into the plan's `$defs` (draft-07's `definitions` too). An interpreter over the schema as data: no code is generated, so it
+// their exclusive forms, multipleOf, minLength/maxLength, minItems/maxItems, uniqueItems, contains (minContains,
+// maxContains), minProperties/maxProperties, propertyNames, dependentRequired, pattern, format (date-time, email, uri),
+// anyOf/oneOf/allOf, if/then/else and $ref into the plan's `$defs` (draft-07's `definitions` too); plan-schema.ts
+// refuses the keywords it does not check. An interpreter over the schema as data: no code is generated, so it
 // runs under a strict CSP (no eval, no new Function), in Node and in the browser alike.
 
 /** A JSON Schema (an object, or `true`/`false`). */
@@ -35,6 +37,17 @@ export interface SchemaObject {
   pattern?: string;
   format?: string;
   not?: Schema;
+  uniqueItems?: boolean;
+  contains?: Schema;
+  minContains?: number;
+  maxContains?: number;
+  minProperties?: number;
+  maxProperties?: number;
+  propertyNames?: Schema;
+  dependentRequired?: Record<string, string[]>;
+  if?: Schema;
+  then?: Schema;
+  else?: Schema;
   allOf?: Schema[];
   anyOf?: Schema[];
   oneOf?: Schema[];
@@ -129,7 +142,9 @@ function numberKeywords(s: SchemaObject, v: number, fail: (expected: string) => 
   if (typeof s.maximum == 'number' && v > s.maximum) fail(`a number of at most ${s.maximum}` + got);
   if (typeof s.exclusiveMinimum == 'number' && v <= s.exclusiveMinimum) fail(`a number over ${s.exclusiveMinimum}` + got);
   if (typeof s.exclusiveMaximum == 'number' && v >= s.exclusiveMaximum) fail(`a number under ${s.exclusiveMaximum}` + got);
-  if (typeof s.multipleOf == 'number' && s.multipleOf > 0 && !Number.isInteger(v / s.multipleOf)) fail(`a multiple of ${s.multipleOf}` + got);
+  // (within binary floating point: 19.99 / 0.01 is 1998.9999999999998)
+  const q = v / (s.multipleOf as number);
+  if (typeof s.multipleOf == 'number' && s.multipleOf > 0 && Math.abs(q - Math.round(q)) > 1e-9 * Math.max(1, Math.abs(q))) fail(`a multiple of ${s.multipleOf}` + got);
 }
 
 function stringKeywords(s: SchemaObject, v: string, fail: (expected: string) => void) {
@@ -145,7 +160,14 @@ function stringKeywords(s: SchemaObject, v: string, fail: (expected: string) => 
 function objectKeywords(s: SchemaObject, v: Record<string, unknown>, at: string, refs: Refs, out: SchemaFailure[]) {
   const properties: Record<string, Schema> = TYPES.object(s.properties) ? s.properties : {};
   const has = (k: string) => Object.prototype.hasOwnProperty.call(v, k);
-  if (Array.isArray(s.required)) for (const k of s.required) if (!has(k)) out.push({ pointer: pointerTo(at, k), expected: 'a value (required by the plan), got nothing' });
+  const required = (k: string, why: string) => !has(k) && out.push({ pointer: pointerTo(at, k), expected: `a value (required by the plan${why}), got nothing` });
+  if (Array.isArray(s.required)) for (const k of s.required) required(k, '');
+  for (const [k, needs] of Object.entries(TYPES.object(s.dependentRequired) ? s.dependentRequired : {})) if (has(k)) for (const n of needs as string[]) required(n, ` with ${shown(k)}`);
+  const count = Object.keys(v).length;
+  if (typeof s.minProperties == 'number' && count < s.minProperties) out.push({ pointer: at, expected: `at least ${s.minProperties} propert(ies), got ${count}` });
+  if (typeof s.maxProperties == 'number' && count > s.maxProperties) out.push({ pointer: at, expected: `at most ${s.maxProperties} propert(ies), got ${count}` });
+  if (s.propertyNames !== undefined)
+    for (const k of Object.keys(v)) for (const f of validate(s.propertyNames, k, pointerTo(at, k), refs, [])) out.push({ ...f, expected: 'a property name of ' + f.expected });
   const patterns = Object.entries<Schema>(TYPES.object(s.patternProperties) ? s.patternProperties : {});
   for (const k of Object.keys(v)) {
     const where = pointerTo(at, k);
@@ -171,11 +193,25 @@ function arrayKeywords(s: SchemaObject, v: unknown[], at: string, refs: Refs, ou
     const schema = tuple && i < tuple.length ? tuple[i] : rest;
     if (schema !== undefined) validate(schema, item, pointerTo(at, i), refs, out);
   });
+  if (s.uniqueItems === true) {
+    const i = v.findIndex((item, i) => v.findIndex((other) => same(other, item)) < i);
+    if (i >= 0) out.push({ pointer: pointerTo(at, i), expected: `items that are all different (the plan's uniqueItems), got ${shown(v[i])} again` });
+  }
+  if (s.contains !== undefined) {
+    const matches = v.filter((item) => !validate(s.contains!, item, at, refs, []).length).length;
+    const min = typeof s.minContains == 'number' ? s.minContains : 1;
+    if (matches < min || (typeof s.maxContains == 'number' && matches > s.maxContains))
+      out.push({ pointer: at, expected: `${matches < min ? 'at least ' + min : 'at most ' + s.maxContains} item(s) matching the plan's "contains", got ${matches}` });
+  }
 }
 
 function combinators(s: SchemaObject, v: unknown, at: string, refs: Refs, out: SchemaFailure[]) {
   if (s.not !== undefined && !validate(s.not, v, at, refs, []).length) out.push({ pointer: at, expected: `no value matching the plan's "not", got ${shown(v)}` });
   if (Array.isArray(s.allOf)) for (const sub of s.allOf) validate(sub, v, at, refs, out);
+  if (s.if !== undefined) {
+    const branch = validate(s.if, v, at, refs, []).length ? s.else : s.then;
+    if (branch !== undefined) validate(branch, v, at, refs, out);
+  }
   for (const key of ['anyOf', 'oneOf'] as const) {
     if (!Array.isArray(s[key])) continue;
     const results = s[key].map((sub: Schema) => validate(sub, v, at, refs, []));

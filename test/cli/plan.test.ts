@@ -127,3 +127,33 @@ describe('svc-analytics collector --plan', () => {
     expect(run(['collector', '--port', '0', '--plan', 'p.json'], dir)).toMatchObject({ code: 2, stderr: expect.stringContaining('tracking plan: /events: an object of event names') });
   });
 });
+
+describe('plan check and types: what review 11 found', () => {
+  it('reads a line that holds a list of messages (a saved GET /_/messages), and refuses a JSON line that is not a message with exit 2', () => {
+    const dir = tmp();
+    fs.writeFileSync(path.join(dir, 'p.json'), JSON.stringify({ events: { 'Newsletter Subscribed': { properties: { type: 'object', properties: { source: { enum: ['footer'] } } } } } }));
+    fs.writeFileSync(path.join(dir, 'list.jsonl'), JSON.stringify([good, bad]) + '\n');
+    expect(run(['plan', 'check', 'p.json', 'list.jsonl'], dir)).toMatchObject({ code: 1, stdout: expect.stringContaining('1 violation(s) of the plan (1 event(s)) in 2 message(s)') });
+    fs.writeFileSync(path.join(dir, 'odd.jsonl'), logLine(good) + '\n' + JSON.stringify({ requests: [] }) + '\n');
+    expect(run(['plan', 'check', 'p.json', 'odd.jsonl'], dir)).toMatchObject({ code: 2, stderr: expect.stringContaining('odd.jsonl:2 is not a message') });
+  });
+
+  it('refuses a plan whose $ref comes back to itself through allOf, anyOf or not, with exit 2 and the place (it checked nothing and exited 1)', () => {
+    const dir = tmp();
+    fs.writeFileSync(path.join(dir, 'm.jsonl'), logLine(message('Looped', { a: 1 })) + '\n');
+    for (const kw of ['allOf', 'anyOf', 'not']) {
+      const loop = kw == 'not' ? { not: { $ref: '#/$defs/A' } } : { [kw]: [{ $ref: '#/$defs/A' }] };
+      fs.writeFileSync(path.join(dir, 'p.json'), JSON.stringify({ $defs: { A: loop }, events: { Looped: { properties: { $ref: '#/$defs/A' } } } }));
+      expect(run(['plan', 'check', 'p.json', 'm.jsonl'], dir), kw).toMatchObject({ code: 2, stderr: expect.stringMatching(/\$ref: a reference that does not lead back to itself/) });
+    }
+  });
+
+  it('types an object with patternProperties as open, and tuple items as optional beyond minItems (valid calls compiled as errors)', () => {
+    const text = planTypes(
+      { events: { Custom: { properties: { type: 'object', patternProperties: { '^x_': { type: 'string' } }, additionalProperties: false } }, Moved: { properties: { type: 'object', properties: { coords: { type: 'array', prefixItems: [{ type: 'number' }, { type: 'number' }], minItems: 1 } } } } } },
+      { source: 'p.json', specEvents: [] },
+    );
+    expect(text.slice(text.indexOf('"Custom"'))).toMatch(/^"Custom": \{\s*\[key: string\]: unknown;\s*\}/);
+    expect(text).toContain('coords?: [number, number?, ...unknown[]];');
+  });
+});

@@ -117,3 +117,22 @@ describe('plan.schema.json (what editors check a plan file with)', () => {
     expect(() => compilePlan({ description: 'x', definitions: {}, $defs: {}, page: {}, 'x-owner': 'growth' })).not.toThrow();
   });
 });
+
+describe('what review 11 found', () => {
+  it('checks the automatic page properties a page schema lists through $ref or allOf, and needs no entry for one it only requires', () => {
+    const page = (properties: object) => ({ type: 'page', messageId: 'p1', name: 'Shop', properties: { path: '/admin', url: 'https://s.test/admin', title: 'T', referrer: '', search: '', name: 'Shop', ...properties } });
+    const viaRef = compilePlan({ $defs: { Page: { type: 'object', properties: { path: { type: 'string', pattern: '^/shop' } } } }, page: { properties: { $ref: '#/$defs/Page' } } });
+    expect(viaRef.check(page({})).map((v) => v.pointer)).toEqual(['/properties/path']);
+    const viaAllOf = compilePlan({ page: { properties: { allOf: [{ properties: { path: { pattern: '^/shop' } } }] } } });
+    expect(viaAllOf.check(page({})).map((v) => v.pointer)).toEqual(['/properties/path']);
+    const requiredOnly = compilePlan({ page: { properties: { type: 'object', required: ['path', 'section'], properties: { section: { type: 'string' } } } } });
+    expect(requiredOnly.check(page({ section: 'a' }))).toEqual([]);
+  });
+
+  it('accepts recursion through a property (a tree), and refuses keywords it does not check', () => {
+    const tree = compilePlan({ $defs: { Node: { type: 'object', properties: { child: { $ref: '#/$defs/Node' }, n: { type: 'number' } } } }, events: { Tree: { properties: { $ref: '#/$defs/Node' } } } });
+    expect(tree.check({ type: 'track', event: 'Tree', messageId: 't', properties: { child: { child: { n: 'x' } } } }).map((v) => v.pointer)).toEqual(['/properties/child/child/n']);
+    for (const kw of ['unevaluatedProperties', 'dependentSchemas', 'dependencies'])
+      expect(() => compilePlan({ events: { E: { properties: { type: 'object', [kw]: false } } } }), kw).toThrow(new RegExp(`/${kw}: a keyword this checker knows`));
+  });
+});

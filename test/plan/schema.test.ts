@@ -79,3 +79,29 @@ describe('validate', () => {
     expect(check(false, 1)).toHaveLength(1);
   });
 });
+
+describe('keywords and numbers review 11 found unchecked or wrong', () => {
+  const fails = (schema: object, value: unknown) => validate(schema as any, value, '', () => undefined).map((f) => f.pointer + ' ' + f.expected);
+  it('multipleOf with a decimal step takes the values that are multiples of it in decimal (19.99 of 0.01)', () => {
+    expect(fails({ multipleOf: 0.01 }, 19.99)).toEqual([]);
+    expect(fails({ multipleOf: 0.1 }, 0.3)).toEqual([]);
+    expect(fails({ multipleOf: 0.01 }, 19.995)).toHaveLength(1);
+    expect(fails({ multipleOf: 3 }, 10)).toHaveLength(1);
+  });
+  it('checks uniqueItems, contains (minContains, maxContains), minProperties, maxProperties, propertyNames, dependentRequired and if/then/else', () => {
+    expect(fails({ uniqueItems: true }, [1, { a: 1 }, { a: 1 }])).toEqual(['/2 items that are all different (the plan\'s uniqueItems), got {"a":1} again']);
+    expect(fails({ uniqueItems: true }, [1, 2])).toEqual([]);
+    expect(fails({ contains: { type: 'string' } }, [1, 2])).toHaveLength(1);
+    expect(fails({ contains: { type: 'string' }, maxContains: 1 }, ['a', 'b'])).toHaveLength(1);
+    expect(fails({ contains: { type: 'string' }, minContains: 2 }, ['a', 'b', 3])).toEqual([]);
+    expect(fails({ minProperties: 2 }, {})).toHaveLength(1);
+    expect(fails({ maxProperties: 1 }, { a: 1, b: 2 })).toHaveLength(1);
+    expect(fails({ propertyNames: { pattern: '^[a-z_]+$' } }, { ok: 1, 'Not OK': 2 })).toEqual(['/Not OK a property name of a string matching /^[a-z_]+$/, got "Not OK"']);
+    expect(fails({ dependentRequired: { coupon: ['discount'] } }, { coupon: 'X' })).toEqual(['/discount a value (required by the plan with "coupon"), got nothing']);
+    expect(fails({ dependentRequired: { coupon: ['discount'] } }, {})).toEqual([]);
+    const cond = { if: { properties: { kind: { const: 'paid' } } }, then: { required: ['price'] }, else: { properties: { price: { const: 0 } } } };
+    expect(fails(cond, { kind: 'paid' })).toHaveLength(1);
+    expect(fails(cond, { kind: 'free', price: 5 })).toHaveLength(1);
+    expect(fails(cond, { kind: 'free', price: 0 })).toEqual([]);
+  });
+});
