@@ -39,13 +39,20 @@ export function createDeferral(d: DeferralDeps) {
   const take = () => {
     clearTimeout(timer);
     timer = undefined;
-    if (pending) pending._sent() ? d._handoff._removed(pending._ids) : pending._abort();
+    const taken = pending;
     pending = undefined;
+    try {
+      if (taken) taken._sent() ? d._handoff._removed(taken._ids) : taken._abort();
+    } catch {
+      // (never into the page, nor in the way of the exit hand-off that follows)
+    }
   };
 
   const cover = (inflight: ReadonlyMap<string, boolean>) => {
+    // (once the page went away, a request left with the browser stays: see `_take`)
+    if (gone) return;
     take();
-    if (gone || !d._transport._defer) return;
+    if (!d._transport._defer) return;
     // Over the quota (QuotaExceededError: other requests of the page to that origin, a `deferred-fetch` permissions
     // policy that allows none, a long URL or referrer), or refused for another reason: cover fewer, the oldest first;
     // the rest leaves with this page's own requests, or the next load.
@@ -79,10 +86,14 @@ export function createDeferral(d: DeferralDeps) {
 
     /**
      * Takes the deferred request back (at a page exit, before the hand-off; at an erasure). `final` (`pagehide`):
-     * nothing more is deferred until the page is shown again.
+     * nothing more is deferred until the page is shown again; with `keep` (the hand-off sends nothing: offline, a
+     * backoff), the request there is stays with the browser.
      */
-    _take(final?: boolean) {
-      take();
+    _take(final?: boolean, keep?: boolean) {
+      // (`keep`, at a final exit: the request stays with the browser, which sends it as the page goes)
+      // (and at the `visibilitychange` that follows `pagehide`)
+      if (keep && (final || gone)) clearTimeout(timer);
+      else take();
       if (final) gone = true;
     },
 

@@ -92,7 +92,10 @@ export function createHandoff(d: HandoffDeps) {
         const ids = group.map((r) => r.id);
         const messages = group.map((r) => r.message);
         const takenOut = d._queue._takeOut(ids);
-        if (!d._transport._beacon(d.url, body(messages, new Date(), d.writeKey))) {
+        const payload = body(messages, new Date(), d.writeKey);
+        // A beacon the browser refused (the keepalive budget is full) is deferred instead where the page is going
+        // away: a deferred request has a budget of its own, and the browser sends it as the page goes.
+        if (!d._transport._beacon(d.url, payload) && !(final && deferred(d._transport, d.url, payload))) {
           d._queue._putBack(takenOut);
           break;
         }
@@ -153,4 +156,13 @@ export function createHandoff(d: HandoffDeps) {
       if (notedIds.length) delivered ? remove(notedIds, true) : unnote(notedIds);
     },
   };
+}
+
+/** Hands `payload` to the browser as a deferred request (see `Transport._defer`): whether it took it. */
+function deferred(transport: Transport, url: string, payload: string): boolean {
+  try {
+    return !!transport._defer?.(url, payload);
+  } catch {
+    return false; // over its quota, or no deferred fetching here
+  }
 }

@@ -113,6 +113,8 @@ export function createScheduler(d: SchedulerDeps) {
       // server failing, so it goes again at once, without keepalive.
       if (!tookOver) {
         ids.forEach((id) => inflight.set(id, false));
+        // (sent without keepalive, it dies with the page: the deferred request covers it again)
+        deferral._cover(inflight, true);
         answer = await post(false);
       }
     }
@@ -201,8 +203,11 @@ export function createScheduler(d: SchedulerDeps) {
     _exit(how: ExitKind) {
       // The deferred request is taken back first (synchronously: the browser sends what is still deferred as the page
       // goes away), so what the hand-off sends leaves once; what stays queued in a page that lives on is covered again.
-      deferral._take(how != 'hidden');
-      handoff._exit(how, inflight, offline() || Date.now() < times._retryUntil);
+      // Offline or in a backoff the hand-off sends nothing: a page that goes away then leaves its deferred request
+      // with the browser, which sends it as the page goes (they stay stored too: at least once).
+      const hold = offline() || Date.now() < times._retryUntil;
+      deferral._take(how != 'hidden', hold);
+      handoff._exit(how, inflight, hold);
       deferral._cover(inflight);
     },
     /**

@@ -30,8 +30,11 @@ export function createTransport() {
   const sendBeacon = nav.sendBeacon;
   // Deferred fetching (https://fetch.spec.whatwg.org/#deferred-fetch): Chromium 135 and later, in secure contexts.
   // (a real function: where it is missing, an element named fetchLater could stand in for it)
+  // Only the browser's own: a page's stand-in (a no-op shim, a polyfill that sends at once) would lose or repeat
+  // what it is given.
+  const later = (window as any).fetchLater;
   const fetchLater: ((url: string, init: RequestInit) => { activated: boolean }) | undefined =
-    typeof (window as any).fetchLater == 'function' ? (window as any).fetchLater : undefined;
+    typeof later == 'function' && /\{\s*\[native code\]\s*\}$/.test(Function.prototype.toString.call(later)) ? later : undefined;
   // Keepalive bytes this page has in flight: a request that would pass the browser's budget goes without keepalive.
   let keepaliveBytes = 0;
 
@@ -88,7 +91,7 @@ export function createTransport() {
         // try keepalive fetch, whose acceptance cannot be known now
       }
       try {
-        fetchRef(url, { method: 'POST', body, keepalive: true, credentials: 'omit', headers: { 'Content-Type': 'text/plain' } }).catch(() => {});
+        fetchRef(url, { method: 'POST', body, keepalive: true, credentials: 'omit', redirect: 'manual', headers: { 'Content-Type': 'text/plain' } }).catch(() => {});
       } catch {
         // not accepted either
       }
@@ -105,8 +108,8 @@ export function createTransport() {
       fetchLater &&
       ((url: string, body: string): Deferred => {
         const controller = new AbortController();
-        const result = fetchLater(url, { method: 'POST', body, credentials: 'omit', signal: controller.signal });
-        return { _abort: () => controller.abort(), _sent: () => result.activated };
+        const result = fetchLater(url, { method: 'POST', body, credentials: 'omit', redirect: 'manual', signal: controller.signal });
+        return { _abort: () => controller.abort(), _sent: () => result?.activated === true };
       }),
   };
 }

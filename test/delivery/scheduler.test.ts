@@ -842,7 +842,8 @@ describe('createScheduler', () => {
         held.push(h);
         return h.result;
       });
-      (window as any).fetchLater = fetchLater;
+      // (bound: it reads as native code, as the browser's own does)
+      (window as any).fetchLater = fetchLater.bind(null);
       const live = () => held.filter((h) => !h.signal.aborted && !h.result.activated).map((h) => batchIds(h.body));
       return { held, live, fetchLater };
     }
@@ -911,6 +912,48 @@ describe('createScheduler', () => {
       scheduler._exit('hidden');
       expect(beacon).not.toHaveBeenCalled();
       expect(held.length).toBe(before + 1);
+      expect(live()).toEqual([rs.map((r) => r.id)]);
+    });
+
+    it('a page that goes away in a backoff leaves its deferred request with the browser (it sent nothing: the messages reached the API only with a revisit; found by review 10)', async () => {
+      const { live } = stubFetchLater();
+      const beacon = vi.fn(() => true);
+      stubBeacon(beacon);
+      mockFetch([{ status: 503 }]);
+      const { add, scheduler, queue } = setup({ flushAt: 1 });
+      const rs = add(record());
+      await advance(1);
+      expect(live()).toEqual([rs.map((r) => r.id)]);
+      scheduler._exit('discarded');
+      expect(beacon).not.toHaveBeenCalled();
+      expect(live(), 'still with the browser, which sends it as the page goes').toEqual([rs.map((r) => r.id)]);
+      expect(queue.records.map((r) => r.id), 'and still stored: at least once').toEqual(rs.map((r) => r.id));
+    });
+
+    it('a beacon the browser refuses at a final exit is deferred instead, and leaves the queue as an accepted one would (found by review 10)', async () => {
+      const { live } = stubFetchLater();
+      stubBeacon(() => false);
+      mockFetch([{ status: 200 }]);
+      const { add, scheduler, queue } = setup({ flushInterval: 60000 });
+      await advance(1);
+      add(record());
+      await advance(1); // (the first of a quiet spell left at once)
+      const rs = add(record(), record());
+      await advance(1);
+      scheduler._exit('discarded');
+      expect(live()).toEqual([rs.map((r) => r.id)]);
+      expect(queue.records.map((r) => r.id).filter((id) => rs.some((r) => r.id == id))).toEqual([]);
+    });
+
+    it('a keepalive request the browser refused, sent again without keepalive, is covered again while in flight (found by review 10)', async () => {
+      const { live } = stubFetchLater();
+      let calls = 0;
+      vi.stubGlobal('fetch', vi.fn(() => (calls++ ? new Promise(() => {}) : Promise.reject(new TypeError('keepalive budget')))));
+      const { add } = setup({ flushInterval: 60000 });
+      const rs = add(record());
+      await advance(1);
+      await advance(1);
+      expect(calls).toBe(2);
       expect(live()).toEqual([rs.map((r) => r.id)]);
     });
 

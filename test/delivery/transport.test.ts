@@ -232,16 +232,18 @@ describe('createTransport', () => {
 
   describe('defer', () => {
     afterEach(() => delete (window as any).fetchLater);
+    // The browser's own fetchLater reads as native code (a bound function does too).
+    const native = <F extends (...a: any[]) => any>(f: F) => f.bind(null) as F;
 
     it('hands the body to fetchLater as a text POST without credentials and without activateAfter', () => {
       const result = { activated: false };
       const fetchLater = vi.fn((..._a: unknown[]) => result);
-      (window as any).fetchLater = fetchLater;
+      (window as any).fetchLater = native(fetchLater);
       const t = createTransport();
       const d = t._defer!(URL_, '{"batch":[]}');
       const [url, init] = fetchLater.mock.calls[0] as [string, RequestInit & { activateAfter?: number }];
       expect(url).toBe(URL_);
-      expect(init).toMatchObject({ method: 'POST', body: '{"batch":[]}', credentials: 'omit' });
+      expect(init).toMatchObject({ method: 'POST', body: '{"batch":[]}', credentials: 'omit', redirect: 'manual' });
       expect(init.headers).toBeUndefined(); // a string body is text/plain: no preflight, as a beacon
       expect('activateAfter' in init).toBe(false); // sent only as the page goes away, never while it lives on
       expect(d._sent()).toBe(false);
@@ -254,9 +256,9 @@ describe('createTransport', () => {
 
     it('uses the fetchLater there was when it was made', () => {
       const original = vi.fn(() => ({ activated: false }));
-      (window as any).fetchLater = original;
+      (window as any).fetchLater = native(original);
       const t = createTransport();
-      (window as any).fetchLater = vi.fn();
+      (window as any).fetchLater = native(vi.fn());
       t._defer!(URL_, '{}');
       expect(original).toHaveBeenCalledTimes(1);
     });
@@ -268,10 +270,24 @@ describe('createTransport', () => {
     });
 
     it('throws what fetchLater throws (the deferral catches it)', () => {
-      (window as any).fetchLater = () => {
+      (window as any).fetchLater = native(() => {
         throw new DOMException('quota', 'QuotaExceededError');
-      };
+      });
       expect(() => createTransport()._defer!(URL_, '{}')).toThrow(/quota/);
+    });
+
+    it("is missing where the page put a fetchLater of its own (a no-op shim, a polyfill that sends at once would lose or repeat what it is given; found by review 10)", () => {
+      for (const shim of [() => {}, (u: string, i: RequestInit) => (fetch(u, { ...i, keepalive: true }), { activated: true })]) {
+        (window as any).fetchLater = shim;
+        expect(createTransport()._defer).toBeUndefined();
+      }
+    });
+
+    it('says a deferred request was sent only when the browser says so (true), never for another answer', () => {
+      for (const result of [undefined, {}, { activated: 1 }]) {
+        (window as any).fetchLater = native(() => result);
+        expect(createTransport()._defer!(URL_, '{}')._sent()).toBe(false);
+      }
     });
   });
 });
