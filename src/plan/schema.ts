@@ -143,8 +143,9 @@ function numberKeywords(s: SchemaObject, v: number, fail: (expected: string) => 
   if (typeof s.exclusiveMinimum == 'number' && v <= s.exclusiveMinimum) fail(`a number over ${s.exclusiveMinimum}` + got);
   if (typeof s.exclusiveMaximum == 'number' && v >= s.exclusiveMaximum) fail(`a number under ${s.exclusiveMaximum}` + got);
   // (within binary floating point: 19.99 / 0.01 is 1998.9999999999998)
-  const q = v / (s.multipleOf as number);
-  if (typeof s.multipleOf == 'number' && s.multipleOf > 0 && Math.abs(q - Math.round(q)) > 1e-9 * Math.max(1, Math.abs(q))) fail(`a multiple of ${s.multipleOf}` + got);
+  const step = s.multipleOf;
+  const q = typeof step == 'number' && step > 0 ? v / step : 0;
+  if (Math.abs(q - Math.round(q)) > 1e-9 * Math.max(1, Math.abs(q))) fail(`a multiple of ${step}` + got);
 }
 
 function stringKeywords(s: SchemaObject, v: string, fail: (expected: string) => void) {
