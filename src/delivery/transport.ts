@@ -33,8 +33,12 @@ export function createTransport() {
   // Only the browser's own: a page's stand-in (a no-op shim, a polyfill that sends at once) would lose or repeat
   // what it is given.
   const later = (window as any).fetchLater;
-  const fetchLater: ((url: string, init: RequestInit) => { activated: boolean }) | undefined =
-    typeof later == 'function' && /\{\s*\[native code\]\s*\}$/.test(Function.prototype.toString.call(later)) ? later : undefined;
+  let fetchLater: ((url: string, init: RequestInit) => { activated: boolean }) | undefined;
+  try {
+    if (typeof later == 'function' && /\{\s*\[native code\]\s*\}$/.test(Function.prototype.toString.call(later))) fetchLater = later;
+  } catch {
+    // a page that broke Function.prototype.toString: no deferred delivery
+  }
   // Keepalive bytes this page has in flight: a request that would pass the browser's budget goes without keepalive.
   let keepaliveBytes = 0;
 

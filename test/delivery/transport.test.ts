@@ -283,6 +283,14 @@ describe('createTransport', () => {
       }
     });
 
+    it('starts without deferred delivery, never throwing, where the page broke Function.prototype.toString', () => {
+      (window as any).fetchLater = native(() => ({ activated: false }));
+      vi.spyOn(Function.prototype, 'toString').mockImplementation(() => {
+        throw new Error('patched');
+      });
+      expect(createTransport()._defer).toBeUndefined();
+    });
+
     it('says a deferred request was sent only when the browser says so (true), never for another answer', () => {
       for (const result of [undefined, {}, { activated: 1 }]) {
         (window as any).fetchLater = native(() => result);
