@@ -1,18 +1,16 @@
 import type { Page } from '@playwright/test';
-import { test, expect, ready, sendFirst } from './fixtures';
+import { test, expect, open, ready, sendFirst } from './fixtures';
 
 // CONTRACT section 2 calls that are not about the wire: debug, ready, on() delivery events, and the promise
 // resolving only once the message is durably queued.
 
-async function open(page: Page, site: { page(p: string, q?: Record<string, string>): string }, opts: object) {
-  await page.goto(site.page('/basic.html', { opts: JSON.stringify(opts) }));
-  await ready(page);
-}
+/** The basic test page with these load options, ready (the fixtures' `open`). */
+const openBasic = (page: Page, site: { page(p: string, q?: Record<string, string>): string }, opts: object) => open(page, site.page('/basic.html', { opts: JSON.stringify(opts) }));
 
 test('debug(true) logs each call, each batch and each error to the console; debug(false) stops it', async ({ page, site, collector }) => {
   const logs: string[] = [];
   page.on('console', (m) => logs.push(m.text()));
-  await open(page, site, { flushInterval: 50 });
+  await openBasic(page, site, { flushInterval: 50 });
   await page.evaluate(() => (window as any).analytics.debug(true));
   await page.evaluate(async () => {
     const a = (window as any).analytics;
@@ -56,7 +54,7 @@ test('ready(callback) calls back once loaded, also when asked after it was ready
 });
 
 test("on('delivered') reports messages after a 2xx, and on('retry') a failed attempt with its status", async ({ page, site, collector }) => {
-  await open(page, site, { flushInterval: 50 });
+  await openBasic(page, site, { flushInterval: 50 });
   await collector.fault({ status: 503, times: 1, retryAfter: 0 });
   const r = await page.evaluate(async () => {
     const a = (window as any).analytics;
@@ -75,7 +73,7 @@ test("on('delivered') reports messages after a 2xx, and on('retry') a failed att
 });
 
 test('a call resolves only once its message is in IndexedDB (durably queued)', async ({ page, site, collector }) => {
-  await open(page, site, { flushInterval: 60000, flushAt: 1000 });
+  await openBasic(page, site, { flushInterval: 60000, flushAt: 1000 });
   await sendFirst(page, collector); // so that the next message waits in the queue
   const stored = await page.evaluate(async () => {
     const { event } = await (window as any).analytics.track('Durable', { n: 1 });

@@ -1,14 +1,12 @@
 import type { Page } from '@playwright/test';
-import { test, expect, ready, quiet, expectExactlyOnce } from './fixtures';
+import { test, expect, open, ready, quiet, expectExactlyOnce } from './fixtures';
 
 // CONTRACT section 1: code that only runs after an asynchronous decision of the page comes in the lazy chunk
 // (dist/analytics.debug.min.js): here, the plugin runner, fetched on the first register(). Nothing waits for it that
 // would not wait anyway, and a chunk that cannot load loses no call.
 
-async function open(page: Page, site: { page(p: string, q?: Record<string, string>): string }) {
-  await page.goto(site.page('/basic.html', { opts: JSON.stringify({ flushInterval: 50 }) }));
-  await ready(page);
-}
+/** The basic test page with a short flush interval, ready (the fixtures' `open`). */
+const openBasic = (page: Page, site: { page(p: string, q?: Record<string, string>): string }) => open(page, site.page('/basic.html', { opts: JSON.stringify({ flushInterval: 50 }) }));
 
 const CHUNK = '**/dist/analytics.debug.min.js*';
 
@@ -21,7 +19,7 @@ function chunkFetches(page: Page): string[] {
 
 test('a page without plugins, middleware or debug never fetches the chunk', async ({ page, site, collector }) => {
   const fetched = chunkFetches(page);
-  await open(page, site);
+  await openBasic(page, site);
   await page.evaluate(async () => {
     const a = (window as any).analytics;
     a.addSourceMiddleware(({ payload, next }: any) => next(payload));
@@ -33,7 +31,7 @@ test('a page without plugins, middleware or debug never fetches the chunk', asyn
 
 test('register() fetches the chunk once, and the plugin runs on the next call', async ({ page, site, collector }) => {
   const fetched = chunkFetches(page);
-  await open(page, site);
+  await openBasic(page, site);
   await page.evaluate(async () => {
     const a = (window as any).analytics;
     const plugin = (name: string) => ({ name, type: 'enrichment', version: '1', isLoaded: () => true, load: () => Promise.resolve(), track: (ctx: any) => (ctx.updateEvent(`properties.${name}`, true), ctx) });
@@ -47,7 +45,7 @@ test('register() fetches the chunk once, and the plugin runs on the next call', 
 
 test('a chunk that cannot load is reported, and the calls made meanwhile are still sent, once each', async ({ page, site, collector }) => {
   await page.route(CHUNK, (route) => route.fulfill({ status: 404, body: '' }));
-  await open(page, site);
+  await openBasic(page, site);
   const out = await page.evaluate(async () => {
     const a = (window as any).analytics;
     const errors: any[] = [];

@@ -49,7 +49,7 @@ const test = base.extend<{}, { world: World }>({
 });
 
 /** A page of a fresh context of the world's browser. */
-async function open(world: World, url: string): Promise<Page> {
+async function pageOf(world: World, url: string): Promise<Page> {
   const context = await world.browser.newContext();
   const page = await context.newPage();
   await page.goto(url);
@@ -58,7 +58,7 @@ async function open(world: World, url: string): Promise<Page> {
 
 /** Walks the demo until its events panel shows the page views delivered: the collector then holds messages. */
 async function shopped(world: World) {
-  const page = await open(world, world.demo + '/');
+  const page = await pageOf(world, world.demo + '/');
   await page.getByRole('button', { name: 'Accept' }).click();
   await page.getByTestId('products').getByRole('link').first().click();
   await expect(page.locator('.events-row')).not.toHaveCount(0);
@@ -84,7 +84,7 @@ test('a page on another origin can send events, but can neither read nor drive t
   const held = world.collector.state.messages.length;
   expect(held).toBeGreaterThan(1);
   for (const origin of world.others) {
-    const page = await open(world, origin + '/');
+    const page = await pageOf(world, origin + '/');
     const tried = await page.evaluate(
       async ({ url, key }) => {
         const attempt = async (fn: () => Promise<unknown>) => {
@@ -144,7 +144,7 @@ test('a page on another origin can send events, but can neither read nor drive t
 });
 
 test('another site cannot frame the inspector', async ({ world }) => {
-  const page = await open(world, world.others[1] + '/');
+  const page = await pageOf(world, world.others[1] + '/');
   const blocked = page.waitForEvent('console', { predicate: (m) => /frame-ancestors|Refused to display/.test(m.text()), timeout: 10_000 });
   await page.evaluate((url) => {
     const frame = document.createElement('iframe');
@@ -178,7 +178,7 @@ test('DNS rebinding: a name of another site pointed at 127.0.0.1 gets neither th
 test('the inspector works at its own origin, under each loopback name: live list, faults, clear', async ({ world }) => {
   await (await shopped(world)).context().close();
   for (const name of ['127.0.0.1', 'localhost']) {
-    const page = await open(world, `http://${name}:${world.collector.port}/`);
+    const page = await pageOf(world, `http://${name}:${world.collector.port}/`);
     await expect(page.locator('#live')).toHaveClass(/live/);
     await expect(page.locator('#list tbody tr').first()).toBeVisible();
     await page.locator('#f503').click();

@@ -1,5 +1,5 @@
 import type { Page } from '@playwright/test';
-import { test, expect, ready, sleep, type CollectorHandle } from './fixtures';
+import { test, expect, open, ready, sleep, type CollectorHandle } from './fixtures';
 
 // SPA page views (`trackPageViews: true`) through the snippet, on e2e/site/x-spa.html and its router
 // (e2e/site/x-router.js): the router changes the URL first and renders the route's title afterwards.
@@ -29,15 +29,15 @@ function barrier(page: Page, collector: CollectorHandle) {
   };
 }
 
-async function open(page: Page, site: { page(p: string, q?: Record<string, string>): string }) {
+/** The SPA test page, ready (the fixtures' `open`): its URL and origin. */
+async function openSpa(page: Page, site: { page(p: string, q?: Record<string, string>): string }) {
   const url = site.page('/x-spa.html', { opts: OPTS });
-  await page.goto(url);
-  await ready(page);
+  await open(page, url);
   return { url, origin: new URL(url).origin };
 }
 
 test('one page view at load, with the page facts in properties and context', async ({ page, site, collector }) => {
-  const { url } = await open(page, site);
+  const { url } = await openSpa(page, site);
   const pages = await barrier(page, collector)();
   expect(pages).toHaveLength(1);
   const [p] = pages;
@@ -47,7 +47,7 @@ test('one page view at load, with the page facts in properties and context', asy
 });
 
 test('pushState navigations: one page view each, with the previous URL as referrer and the new URL', async ({ page, site, collector }) => {
-  const { url, origin } = await open(page, site);
+  const { url, origin } = await openSpa(page, site);
   const settle = barrier(page, collector);
   await settle();
 
@@ -83,7 +83,7 @@ test('a link click whose route renders its title in the next animation frame: th
   site,
   collector,
 }) => {
-  const { url, origin } = await open(page, site);
+  const { url, origin } = await openSpa(page, site);
   const settle = barrier(page, collector);
   await settle();
 
@@ -101,7 +101,7 @@ test('a link click whose route renders its title in the next animation frame: th
 });
 
 test('replaceState: same URL sends nothing, a new URL sends one page view', async ({ page, site, collector }) => {
-  const { url, origin } = await open(page, site);
+  const { url, origin } = await openSpa(page, site);
   const settle = barrier(page, collector);
   await settle();
 
@@ -116,7 +116,7 @@ test('replaceState: same URL sends nothing, a new URL sends one page view', asyn
 });
 
 test('back and forward send one page view each, with the URL navigated to', async ({ page, site, collector }) => {
-  const { url, origin } = await open(page, site);
+  const { url, origin } = await openSpa(page, site);
   const settle = barrier(page, collector);
   await page.evaluate(() => (window as any).router.push('/x-spa/products'));
   await sleep(200); // spacing: two navigations, not one
@@ -149,7 +149,7 @@ test('back and forward send one page view each, with the URL navigated to', asyn
 });
 
 test('hash changes (location.hash and a #link click) send one page view each', async ({ page, site, collector }) => {
-  const { url } = await open(page, site);
+  const { url } = await openSpa(page, site);
   const settle = barrier(page, collector);
   await settle();
 
@@ -167,7 +167,7 @@ test('hash changes (location.hash and a #link click) send one page view each', a
 });
 
 test('a router calling pushState then replaceState for one navigation sends exactly one page view', async ({ page, site, collector }) => {
-  const { url, origin } = await open(page, site);
+  const { url, origin } = await openSpa(page, site);
   const settle = barrier(page, collector);
   await settle();
 
