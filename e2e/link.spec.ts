@@ -201,3 +201,41 @@ test("a link inside a web component's shadow root is decorated too (the click's 
   expect(carried).toContain(id);
   await context.close();
 });
+
+test('an identified visitor: the link carries the anonymous id only, never the user id or traits; the checkout knows the anonymous id, not the user', async ({ site, collector }) => {
+  const { context, page, errors, id } = await shop(site);
+  await page.evaluate(() => (window as any).analytics.identify('user-42', { email: 'jane@shop.test', plan: 'premium-plan' }));
+  const href = decodeURIComponent(await decoratedHref(page, site));
+  expect(href).toContain(id);
+  for (const secret of ['user-42', 'jane@shop.test', 'premium-plan']) expect(href, secret).not.toContain(secret);
+  await Promise.all([page.waitForURL(/checkout\.test/), page.goto(href)]);
+  await ready(page);
+  expect(await anonymousId(page)).toBe(id);
+  expect(await page.evaluate(() => (window as any).analytics.user().id())).toBeNull();
+  const [m] = await pagesFrom(collector, 'checkout.test');
+  expect(m.anonymousId).toBe(id);
+  expect(m.userId).toBeUndefined();
+  expect(errors).toEqual([]);
+  await context.close();
+});
+
+test('a link a client-side router handles (it prevents the click and pushes the route) is decorated and still routed, and stays on this page', async ({ site }) => {
+  const { context, page, errors } = await shop(site);
+  const target = on(site, 'checkout.test') + '&step=2';
+  await addLink(page, target);
+  // A router delegated on the document, as SPA routers are: it takes links it knows, whatever their href holds.
+  await page.evaluate(() =>
+    document.addEventListener('click', (e) => {
+      const a = (e.target as Element).closest('#go');
+      if (!a || e.defaultPrevented) return;
+      e.preventDefault();
+      (window as any).__routedTo = a.getAttribute('href');
+    }),
+  );
+  await page.click('#go');
+  const routed: string = await page.evaluate(() => (window as any).__routedTo);
+  expect(routed, 'the router had the click').toContain('svc_link=');
+  expect(new URL(page.url()).hostname, 'no navigation').toBe('shop.test');
+  expect(errors).toEqual([]);
+  await context.close();
+});

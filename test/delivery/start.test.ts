@@ -55,6 +55,14 @@ describe('adoptOrphans', () => {
     expect(await storedIds()).toEqual(['id-0002']);
   });
 
+  it("with no grace (a page that replaces a discarded one: start.ts passes 0 when document.wasDiscarded), adopts an orphan at first sight", async () => {
+    const a = createQueue('A', WIDE, events());
+    await a._add(rec(1, 'A'));
+    const b = createQueue('B', WIDE, events());
+    expect(await adoptOrphans(b, () => true, 0)).toEqual({ _left: 0, _due: 0 });
+    expect(ids(b)).toEqual(['id-0001']);
+  });
+
   it('adopts an orphan only graceMs after it first saw it, and reads the exit note again first', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     try {
