@@ -34,6 +34,8 @@ export function createDeferral(d: DeferralDeps) {
   // The page went away (`pagehide`): what this page defers now would leave with it and with the next load too.
   let gone = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
+  // The request left with the browser as the page went away for good (see `_take`): no later exit takes it back.
+  let kept = false;
 
   // Takes the request back; if the browser sent it already, its records leave the queue, as an accepted beacon's do.
   const take = () => {
@@ -90,16 +92,17 @@ export function createDeferral(d: DeferralDeps) {
      * backoff), the request there is stays with the browser.
      */
     _take(final?: boolean, keep?: boolean) {
-      // (`keep`, at a final exit: the request stays with the browser, which sends it as the page goes)
-      // (and at the `visibilitychange` that follows `pagehide`)
-      if (keep && (final || gone)) clearTimeout(timer);
+      // (`keep`, as the page goes away for good: the request stays with the browser, which sends it as the page goes,
+      // also through the `visibilitychange` that follows `pagehide`; an erasure, which passes nothing, takes it back)
+      if (final && keep) kept = true;
+      if (kept && final !== undefined) clearTimeout(timer);
       else take();
       if (final) gone = true;
     },
 
     /** The page is shown again (or restored from the back/forward cache): it may defer again. */
     _shown() {
-      gone = false;
+      gone = kept = false;
     },
   };
 }

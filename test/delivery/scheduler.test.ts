@@ -930,6 +930,37 @@ describe('createScheduler', () => {
       expect(queue.records.map((r) => r.id), 'and still stored: at least once').toEqual(rs.map((r) => r.id));
     });
 
+    it('a page that enters the back/forward cache in a backoff takes its deferred request back (the browser would send it then, and the restored page count it as sent), and defers again once shown', async () => {
+      const { live } = stubFetchLater();
+      stubBeacon(vi.fn(() => true));
+      mockFetch([{ status: 503 }]);
+      const { add, scheduler, queue } = setup({ flushAt: 1 });
+      const rs = add(record());
+      await advance(1);
+      scheduler._exit('cached');
+      scheduler._exit('hidden');
+      expect(live()).toEqual([]);
+      expect(queue.records.map((r) => r.id)).toEqual(rs.map((r) => r.id));
+      scheduler._shown();
+      scheduler._notify();
+      await advance(1);
+      expect(live()).toEqual([rs.map((r) => r.id)]);
+    });
+
+    it('the request left with the browser at a final exit survives the visibilitychange after pagehide, and an erasure still takes it back', async () => {
+      const { live } = stubFetchLater();
+      stubBeacon(vi.fn(() => true));
+      mockFetch([{ status: 503 }]);
+      const { add, scheduler } = setup({ flushAt: 1 });
+      const rs = add(record());
+      await advance(1);
+      scheduler._exit('discarded');
+      scheduler._exit('hidden');
+      expect(live()).toEqual([rs.map((r) => r.id)]);
+      scheduler._erased();
+      expect(live()).toEqual([]);
+    });
+
     it('a beacon the browser refuses at a final exit is deferred instead, and leaves the queue as an accepted one would (found by review 10)', async () => {
       const { live } = stubFetchLater();
       stubBeacon(() => false);
