@@ -135,7 +135,11 @@ test('an API answer that redirects is not followed, and is no delivery: a 302 to
   // (the collector through the site's own /ingest proxy, as a first-party API path)
   await page.evaluate(() => (window as any).analytics.load('dev-write-key', { apiHost: '/ingest', cdnUrl: '/dist/analytics.min.js', flushInterval: 50 }));
   await ready(page);
+  const codes = page.evaluate(
+    () => new Promise<string[]>((resolve) => (window as any).analytics.on('error', (e: any) => resolve([e.code]))),
+  );
   await page.evaluate(() => (window as any).analytics.track('Redirected Once'));
+  expect(await codes, 'the site is told').toEqual(['delivery_redirected']);
   await collector.waitFor(1, { event: 'Redirected Once' }, 20_000);
   expect(redirected, 'the API redirected at least once').toBeGreaterThanOrEqual(1);
   expect(await collector.messages({ event: 'Redirected Once' })).toHaveLength(1);

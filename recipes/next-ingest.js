@@ -8,7 +8,9 @@
 // A route handler rather than a rewrite: a rewrite forwards every path, method and header of the API host, and passes
 // the API's Set-Cookie on to your origin. This forwards the one request the library makes to the API, POST
 // /ingest/v1/batch, answers POST /ingest/v1/cookies (serverCookies) itself, and answers 404 to other paths under
-// /ingest/ and 405 to other methods.
+// /ingest/ and 405 to other methods. With `trailingSlash: true` in next.config, also set
+// `skipTrailingSlashRedirect: true`: the library does not follow a redirect of /ingest/v1/batch (CONTRACT section 6:
+// events go to apiHost only), and reports it as delivery_redirected.
 
 // --- change this line ----------------------------------------------------------------------------------------
 /** The Data Pipelines API (EU accounts: https://cdp-eu.svc.example), no trailing slash. */

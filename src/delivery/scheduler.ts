@@ -52,7 +52,7 @@ export function createScheduler(d: SchedulerDeps) {
   // When this page last sent a request (a message stored after a quiet spell goes out at once) and until when it backs
   // off; and what tells a bad message from a failing endpoint (see `send`): the answers so far, the number of the last
   // 2xx, and that of the first 400, 413 or 422 each record got.
-  const times = { _sent: -Infinity, _retryUntil: 0, _answers: 0, _ok: 0, _refused: new Map<string, number>() };
+  const times = { _sent: -Infinity, _retryUntil: 0, _answers: 0, _ok: 0, _refused: new Map<string, number>(), _redirected: false };
   let chain: Promise<void> = Promise.resolve();
   // Passes queued or running: a message stored meanwhile joins them rather than starting a request of its own.
   let passes = 0;
@@ -106,7 +106,8 @@ export function createScheduler(d: SchedulerDeps) {
     let answer = await post(keepalive);
     // Whether a page exit took over this keepalive request, which failed without an answer (see `handoff._tookOver`).
     let tookOver = false;
-    if (!answer._status && keepalive) {
+    // (a redirect is the API's answer, not the browser refusing a keepalive request: nothing to send again)
+    if (!answer._status && keepalive && !answer._redirected) {
       tookOver = await handoff._tookOver(ids);
       // Otherwise the browser may have refused the request itself (its keepalive budget, shared with beacons,
       // https://fetch.spec.whatwg.org/#http-network-or-cache-fetch "inflight keepalive bytes"): that is not the
@@ -139,6 +140,9 @@ export function createScheduler(d: SchedulerDeps) {
       const delay = nextDelay(d._queue._failed(ids, !tookOver), answer._retryAfter, now);
       times._retryUntil = now + delay;
       d.emit('retry', { status: answer._status, delay, messageIds: ids });
+      // (said once a page: the site must point apiHost at the address that answers)
+      if (answer._redirected && !times._redirected)
+        (times._redirected = true), d.report(analyticsError('delivery_redirected', 'the API answered a redirect, which is not followed: messages stay queued; point apiHost at the address that answers', ids));
     };
     if (verdict == 'ok') {
       times._retryUntil = 0;

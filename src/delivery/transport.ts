@@ -2,6 +2,8 @@
 export interface Answer {
   _status: number;
   _retryAfter: string | null;
+  /** The API answered with a redirect, which is not followed (see `_post`). */
+  _redirected?: boolean;
 }
 
 /** A request that has had no answer after this long is abandoned and retried. */
@@ -74,7 +76,7 @@ export function createTransport() {
         // in the developer tools (net::ERR_ABORTED; `canceled` in the DevTools protocol's Network.loadingFailed,
         // e2e/devtools-network.spec.ts), although the API received and answered it.
         if (response.body) await response.arrayBuffer().catch(() => {});
-        return { _status: response.status, _retryAfter: response.headers.get('Retry-After') };
+        return { _status: response.status, _retryAfter: response.headers.get('Retry-After'), ...(response.type == 'opaqueredirect' && { _redirected: true }) };
       } catch {
         return { _status: 0, _retryAfter: null };
       } finally {

@@ -44,22 +44,32 @@ function list(elements: Elements): Element[] {
  * handler after this one cancels it too. An event stopped before the window goes ahead as the browser does it.
  */
 function holdAfterPage(e: Event, wait: Promise<unknown>, go: () => void, after: (done: Promise<unknown>, then: () => void) => void) {
-  const decide = (seen: Event) => {
-    if (seen != e) return;
-    removeEventListener(e.type, decide);
-    if (e.defaultPrevented) return;
-    let cancelled = false;
-    const own = e.preventDefault;
-    e.preventDefault();
+  let decided = false;
+  const wrap = (key: 'preventDefault' | 'stopPropagation' | 'stopImmediatePropagation', then: () => void) => {
+    const own = e[key];
     try {
-      Object.defineProperty(e, 'preventDefault', { value: () => ((cancelled = true), own.call(e)), configurable: true });
+      Object.defineProperty(e, key, { value: () => (own.call(e), then()), configurable: true });
     } catch {
       // a frozen event: the held action goes ahead, as analytics.js does
     }
+  };
+  const decide = (seen?: Event) => {
+    if ((seen && seen != e) || decided) return;
+    decided = true;
+    removeEventListener(e.type, decide);
+    if (e.defaultPrevented) return;
+    let cancelled = false;
+    e.preventDefault();
+    wrap('preventDefault', () => (cancelled = true));
     after(wait, () => cancelled || go());
   };
+  // An event a handler stops on its way (a card's, a dropdown's, React's root) never reaches the window: it is
+  // decided when it is stopped (a handler that then prevents it too still takes it over).
+  if (e.cancelBubble) return decide();
+  wrap('stopPropagation', decide);
+  wrap('stopImmediatePropagation', decide);
   addEventListener(e.type, decide);
-  // (the dispatch is over by then: an event stopped on its way leaves no listener behind)
+  // (the dispatch is over by then)
   setTimeout(() => removeEventListener(e.type, decide));
 }
 
@@ -156,7 +166,8 @@ export function createAutotrack({ _track: track, _report: report, _timeout: time
             configurable: true,
             writable: true,
             value(this: HTMLFormElement) {
-              const held = tracked && tracked.defaultPrevented;
+              // (held: prevented by a handler, or submitted by one while its submit event is still dispatched)
+              const held = tracked && (tracked.defaultPrevented || (!!pending && tracked.eventPhase != 0));
               tracked = undefined;
               // (a submit event of this task, dispatched after this, is this submission)
               scripted = true;

@@ -82,6 +82,7 @@ export type ErrorCode =
   | 'message_too_large'
   | 'not_loaded'
   | 'delivery_rejected'
+  | 'delivery_redirected'
   | 'queue_full'
   | 'callback_error'
   | 'expired'

@@ -21,7 +21,7 @@ const SCHEMAS = ['additionalProperties', 'additionalItems', 'not', 'contains', '
 const LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
 // Assertions of JSON Schema (2020-12, draft-07) this checker does not make: a plan that uses one is refused, rather
 // than every message passing it in silence.
-const UNCHECKED = ['unevaluatedProperties', 'unevaluatedItems', 'dependentSchemas', 'dependencies', '$dynamicRef', '$recursiveRef'];
+const UNCHECKED = ['unevaluatedProperties', 'unevaluatedItems', '$dynamicRef', '$recursiveRef'];
 
 /**
  * Follows what applies a schema to the same value (`$ref`, `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else`): a
@@ -51,10 +51,17 @@ export function checkSchema(schema: unknown, at: string, refs: Refs): void {
     if (target === undefined) fail('$ref', `a reference into the plan such as "#/$defs/Name", got ${shown(s.$ref)}, which names nothing`);
     sameValue(s, at, refs, []);
   }
-  for (const k of UNCHECKED) if (s[k] !== undefined) fail(k, 'a keyword this checker knows (it does not check this one: write the rule with the others)');
+  for (const k of UNCHECKED)
+    if (s[k] !== undefined) fail(k, `a keyword this checker checks: it does not check ${k} (write the rule with properties, additionalProperties, items...)`);
   if (s.uniqueItems !== undefined && typeof s.uniqueItems != 'boolean') fail('uniqueItems', `true or false, got ${shown(s.uniqueItems)}`);
-  if (s.dependentRequired !== undefined && !(isObject(s.dependentRequired) && Object.values(s.dependentRequired).every((v) => Array.isArray(v) && v.every((k) => typeof k == 'string'))))
+  const names = (v: unknown) => Array.isArray(v) && v.every((k) => typeof k == 'string');
+  if (s.dependentRequired !== undefined && !(isObject(s.dependentRequired) && Object.values(s.dependentRequired).every(names)))
     fail('dependentRequired', 'an object of property names to arrays of property names');
+  for (const k of ['dependentSchemas', 'dependencies']) {
+    if (s[k] === undefined) continue;
+    if (!isObject(s[k])) fail(k, 'an object of property names to schemas' + (k == 'dependencies' ? ' or arrays of property names' : ''));
+    for (const [name, sub] of Object.entries(s[k])) if (!(k == 'dependencies' && names(sub))) checkSchema(sub, pointerTo(pointerTo(at, k), name), refs);
+  }
   if (s.type !== undefined) {
     const types = Array.isArray(s.type) ? s.type : [s.type];
     const bad = types.find((t: unknown) => !TYPE_NAMES.includes(t as string));

@@ -45,6 +45,8 @@ export interface SchemaObject {
   maxProperties?: number;
   propertyNames?: Schema;
   dependentRequired?: Record<string, string[]>;
+  dependentSchemas?: Record<string, Schema>;
+  dependencies?: Record<string, string[] | Schema>;
   if?: Schema;
   then?: Schema;
   else?: Schema;
@@ -142,10 +144,10 @@ function numberKeywords(s: SchemaObject, v: number, fail: (expected: string) => 
   if (typeof s.maximum == 'number' && v > s.maximum) fail(`a number of at most ${s.maximum}` + got);
   if (typeof s.exclusiveMinimum == 'number' && v <= s.exclusiveMinimum) fail(`a number over ${s.exclusiveMinimum}` + got);
   if (typeof s.exclusiveMaximum == 'number' && v >= s.exclusiveMaximum) fail(`a number under ${s.exclusiveMaximum}` + got);
-  // (within binary floating point: 19.99 / 0.01 is 1998.9999999999998)
+  // (within the rounding of binary floating point, relative to the quotient: 19.99 / 0.01 is 1998.9999999999998)
   const step = s.multipleOf;
   const q = typeof step == 'number' && step > 0 ? v / step : 0;
-  if (Math.abs(q - Math.round(q)) > 1e-9 * Math.max(1, Math.abs(q))) fail(`a multiple of ${step}` + got);
+  if (Math.abs(q - Math.round(q)) > 8 * Number.EPSILON * Math.max(1, Math.abs(q))) fail(`a multiple of ${step}` + got);
 }
 
 function stringKeywords(s: SchemaObject, v: string, fail: (expected: string) => void) {
@@ -163,7 +165,10 @@ function objectKeywords(s: SchemaObject, v: Record<string, unknown>, at: string,
   const has = (k: string) => Object.prototype.hasOwnProperty.call(v, k);
   const required = (k: string, why: string) => !has(k) && out.push({ pointer: pointerTo(at, k), expected: `a value (required by the plan${why}), got nothing` });
   if (Array.isArray(s.required)) for (const k of s.required) required(k, '');
-  for (const [k, needs] of Object.entries(TYPES.object(s.dependentRequired) ? s.dependentRequired : {})) if (has(k)) for (const n of needs as string[]) required(n, ` with ${shown(k)}`);
+  // (draft-07's `dependencies` holds both forms: names that are then required, or a schema the object then follows)
+  const dependent = { ...(TYPES.object(s.dependencies) ? s.dependencies : {}), ...(TYPES.object(s.dependentSchemas) ? s.dependentSchemas : {}), ...(TYPES.object(s.dependentRequired) ? s.dependentRequired : {}) };
+  for (const [k, then] of Object.entries(dependent))
+    if (has(k)) Array.isArray(then) ? then.forEach((n: string) => required(n, ` with ${shown(k)}`)) : validate(then as Schema, v, at, refs, out);
   const count = Object.keys(v).length;
   if (typeof s.minProperties == 'number' && count < s.minProperties) out.push({ pointer: at, expected: `at least ${s.minProperties} propert(ies), got ${count}` });
   if (typeof s.maxProperties == 'number' && count > s.maxProperties) out.push({ pointer: at, expected: `at most ${s.maxProperties} propert(ies), got ${count}` });

@@ -915,6 +915,19 @@ describe('createScheduler', () => {
       expect(live()).toEqual([rs.map((r) => r.id)]);
     });
 
+    it('an API that answers with a redirect: one request per attempt (no second one without keepalive), the messages stay queued, and one delivery_redirected error a page (review 12)', async () => {
+      const fetch = vi.fn(async () => ({ status: 0, type: 'opaqueredirect', body: null, headers: { get: () => null } }));
+      vi.stubGlobal('fetch', fetch);
+      const { add, report, queue, scheduler } = setup({ flushAt: 1 });
+      const rs = add(record());
+      await advance(1);
+      expect(fetch).toHaveBeenCalledTimes(1);
+      await scheduler._flush();
+      expect(fetch).toHaveBeenCalledTimes(2);
+      expect(queue.records.map((r) => r.id)).toEqual(rs.map((r) => r.id));
+      expect(report.mock.calls.map(([e]) => e.code)).toEqual(['delivery_redirected']);
+    });
+
     it('a page that goes away in a backoff leaves its deferred request with the browser (it sent nothing: the messages reached the API only with a revisit; found by review 10)', async () => {
       const { live } = stubFetchLater();
       const beacon = vi.fn(() => true);

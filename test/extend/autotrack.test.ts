@@ -37,7 +37,11 @@ describe('trackLink: the held navigation', () => {
   it("follows the link clicked inside a tracked card, and never holds one that opens elsewhere or downloads (found by review 8)", async () => {
     const { vi } = await import('vitest');
     const assign = vi.spyOn(location, 'assign').mockImplementation(() => {});
-    // whether the library held each click: seen once the click is dispatched (the library decides last, on the window)
+    // whether the library held each click: seen once the click is dispatched (the library decides last, on the window);
+    // a click it leaves alone opens nothing from the test DOM (no new page, no request)
+    const navigation = (window as any).happyDOM.settings.navigation;
+    const before = { ...navigation };
+    Object.assign(navigation, { disableChildPageNavigation: true, disableMainFrameNavigation: true });
     document.body.innerHTML = '<div id="card"><a id="first" href="/product/1">Product</a> <a id="ext" href="https://docs.example/spec" target="_blank">Spec</a> <a id="dl" href="/report.csv" download="q3.csv">CSV</a> <a id="second" href="/product/2">Other</a></div>';
     try {
       const quick = createAutotrack({ _track: () => ({ _queued: false, _done: Promise.resolve() }), _report: () => {}, _timeout: () => 60_000 });
@@ -53,6 +57,7 @@ describe('trackLink: the held navigation', () => {
       await vi.waitFor(() => expect(assign).toHaveBeenCalledTimes(1));
       expect(assign.mock.calls[0][0]).toMatch(/\/product\/2$/);
     } finally {
+      Object.assign(navigation, before);
       assign.mockRestore();
     }
   });
@@ -88,6 +93,63 @@ describe('trackLink: the held navigation', () => {
       document.body.innerHTML = `<div id="card"><span id="title">Card</span><a href="${href}">more</a></div>`;
       held().trackLink(document.getElementById('card'), 'Card Clicked');
       expect(click(document.getElementById('title')!).defaultPrevented, href).toBe(true);
+    }
+  });
+});
+
+describe('held clicks and submits that a handler stops on their way (found by review 12)', () => {
+  it("a click that a card's handler stops (it never reaches the window) is still held, and followed once the message is queued", async () => {
+    const { vi } = await import('vitest');
+    const assign = vi.spyOn(location, 'assign').mockImplementation(() => {});
+    try {
+      let queue!: () => void;
+      const done = new Promise<void>((r) => (queue = r));
+      document.body.innerHTML = '<div id="card"><a id="l" href="/pricing">go</a></div>';
+      createAutotrack({ _track: () => ({ _queued: false, _done: done }), _report: () => {}, _timeout: () => 60_000 }).trackLink(document.getElementById('l'), 'Go');
+      document.getElementById('card')!.addEventListener('click', (e) => e.stopPropagation());
+      expect(click(document.getElementById('l')!).defaultPrevented, 'held').toBe(true);
+      expect(assign).not.toHaveBeenCalled();
+      queue();
+      await vi.waitFor(() => expect(assign).toHaveBeenCalledTimes(1));
+      expect(assign.mock.calls[0][0]).toMatch(/\/pricing$/);
+    } finally {
+      assign.mockRestore();
+    }
+  });
+
+  it('a handler that stops the click and then prevents it (a router that owns it) takes it over: never followed', async () => {
+    const { vi } = await import('vitest');
+    const assign = vi.spyOn(location, 'assign').mockImplementation(() => {});
+    try {
+      document.body.innerHTML = '<div id="nav"><a id="l" href="/pricing">go</a></div>';
+      createAutotrack({ _track: () => ({ _queued: false, _done: Promise.resolve() }), _report: () => {}, _timeout: () => 60_000 }).trackLink(document.getElementById('l'), 'Go');
+      document.getElementById('nav')!.addEventListener('click', (e) => (e.stopPropagation(), e.preventDefault()));
+      click(document.getElementById('l')!);
+      await new Promise((r) => setTimeout(r));
+      expect(assign).not.toHaveBeenCalled();
+    } finally {
+      assign.mockRestore();
+    }
+  });
+
+  it('a submit handler that submits by script while the submit event is dispatched, with the message still held: tracked once', async () => {
+    const tracked: unknown[] = [];
+    document.body.innerHTML = '<form id="f" action="/search"><input name="q" value="x"><button id="b">go</button></form>';
+    const form = document.getElementById('f') as HTMLFormElement;
+    let queue!: () => void;
+    const done = new Promise<void>((r) => (queue = r));
+    createAutotrack({ _track: (event) => (tracked.push(event), { _queued: false, _done: done }), _report: () => {}, _timeout: () => 60_000 }).trackForm(form, 'Searched');
+    // (the browser's own submission of the test DOM is not wanted: the prototype's submit does nothing here)
+    const native = HTMLFormElement.prototype.submit;
+    HTMLFormElement.prototype.submit = () => {};
+    try {
+      form.addEventListener('submit', () => form.submit());
+      form.dispatchEvent(new Event('submit', { bubbles: true, cancelable: true }));
+      queue();
+      await new Promise((r) => setTimeout(r));
+      expect(tracked).toEqual(['Searched']);
+    } finally {
+      HTMLFormElement.prototype.submit = native;
     }
   });
 });

@@ -87,6 +87,9 @@ describe('keywords and numbers review 11 found unchecked or wrong', () => {
     expect(fails({ multipleOf: 0.1 }, 0.3)).toEqual([]);
     expect(fails({ multipleOf: 0.01 }, 19.995)).toHaveLength(1);
     expect(fails({ multipleOf: 3 }, 10)).toHaveLength(1);
+    // (a large value is not a multiple by tolerance: review 12)
+    expect(fails({ multipleOf: 1 }, 1700000000000.5)).toHaveLength(1);
+    expect(fails({ multipleOf: 0.5 }, 1700000000000.5)).toEqual([]);
   });
   it('checks uniqueItems, contains (minContains, maxContains), minProperties, maxProperties, propertyNames, dependentRequired and if/then/else', () => {
     expect(fails({ uniqueItems: true }, [1, { a: 1 }, { a: 1 }])).toEqual(['/2 items that are all different (the plan\'s uniqueItems), got {"a":1} again']);
@@ -99,6 +102,11 @@ describe('keywords and numbers review 11 found unchecked or wrong', () => {
     expect(fails({ propertyNames: { pattern: '^[a-z_]+$' } }, { ok: 1, 'Not OK': 2 })).toEqual(['/Not OK a property name of a string matching /^[a-z_]+$/, got "Not OK"']);
     expect(fails({ dependentRequired: { coupon: ['discount'] } }, { coupon: 'X' })).toEqual(['/discount a value (required by the plan with "coupon"), got nothing']);
     expect(fails({ dependentRequired: { coupon: ['discount'] } }, {})).toEqual([]);
+    // draft-07's dependencies (both forms) and 2020-12's dependentSchemas
+    expect(fails({ dependencies: { coupon: ['discount'] } }, { coupon: 'X' })).toHaveLength(1);
+    expect(fails({ dependencies: { coupon: { required: ['discount'] } } }, { coupon: 'X' })).toHaveLength(1);
+    expect(fails({ dependentSchemas: { coupon: { properties: { discount: { type: 'number' } } } } }, { coupon: 'X', discount: '5' })).toHaveLength(1);
+    expect(fails({ dependencies: { coupon: ['discount'] } }, { coupon: 'X', discount: 5 })).toEqual([]);
     const cond = { if: { properties: { kind: { const: 'paid' } } }, then: { required: ['price'] }, else: { properties: { price: { const: 0 } } } };
     expect(fails(cond, { kind: 'paid' })).toHaveLength(1);
     expect(fails(cond, { kind: 'free', price: 5 })).toHaveLength(1);
