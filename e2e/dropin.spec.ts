@@ -411,6 +411,18 @@ test.describe('trackForm', () => {
   }
 });
 
+/**
+ * Waits until a hold is over whatever happened (the message queued, as the page's `track` handler saw, or
+ * `middlewareTimeout` ms passed since the click the lab's probe noted): after it, nothing may navigate or submit.
+ */
+async function holdIsOver(page: Page, middlewareTimeout: number) {
+  await page.waitForFunction(() => (window as any).__trackedAt > 0);
+  await page.waitForFunction(
+    (timeout) => performance.timeOrigin + performance.now() > JSON.parse(localStorage.getItem('dropin_probe')!).at + timeout + 100,
+    middlewareTimeout,
+  );
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 test.describe('held: a source middleware that answers later', () => {
   test('trackLink: the click is held until the middleware passed the event, then the page navigates; the changed event arrives once', async ({ page, site, collector }) => {
@@ -455,11 +467,7 @@ test.describe('held: a source middleware that answers later', () => {
     const { msg } = await arrivedOnce(collector, 'Link Routed');
     expect(msg.properties).toEqual({ to: 'routed', held: true });
     // Until the hold is over whatever happens (queued, or middlewareTimeout passed): then nothing may navigate.
-    await page.waitForFunction(() => (window as any).__trackedAt > 0);
-    await page.waitForFunction(
-      (timeout) => performance.timeOrigin + performance.now() > JSON.parse(localStorage.getItem('dropin_probe')!).at + timeout + 100,
-      400,
-    );
+    await holdIsOver(page, 400);
     expect(navigations, 'no navigation').toEqual([]);
     expect(await page.evaluate(() => (window as any).__alive)).toBe(alive);
     expect(new URL(page.url()).pathname).toBe('/dropin-lab/routed');
@@ -480,11 +488,7 @@ test.describe('held: a source middleware that answers later', () => {
       const { msg } = await arrivedOnce(collector, id === 'ajax' ? 'Form Ajax' : 'Form Ajax 2');
       expect(msg.properties).toEqual({ held: true });
       // Until the hold is over whatever happens (queued, or middlewareTimeout passed): then nothing may submit.
-      await page.waitForFunction(() => (window as any).__trackedAt > 0);
-      await page.waitForFunction(
-        (timeout) => performance.timeOrigin + performance.now() > JSON.parse(localStorage.getItem('dropin_probe')!).at + timeout + 100,
-        400,
-      );
+      await holdIsOver(page, 400);
       expect(navigations, 'no navigation').toEqual([]);
       expect(await page.evaluate(() => (window as any).__alive)).toBe(alive);
     });

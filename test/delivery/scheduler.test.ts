@@ -848,6 +848,17 @@ describe('createScheduler', () => {
       return { held, live, fetchLater };
     }
     afterEach(() => delete (window as any).fetchLater);
+    // A scheduler with a long interval whose first message left at once (the first of a quiet spell) and two that
+    // wait (`rs`).
+    async function twoWaiting() {
+      const s = setup({ flushInterval: 60000 });
+      await advance(1);
+      s.add(record());
+      await advance(1);
+      const rs = s.add(record(), record());
+      await advance(1);
+      return { ...s, rs };
+    }
 
     it('defers what is stored, after the task, and what a request without keepalive carries', async () => {
       const { live } = stubFetchLater();
@@ -878,12 +889,7 @@ describe('createScheduler', () => {
       const atBeacon: string[][][] = [];
       stubBeacon(() => (atBeacon.push(live()), true));
       mockFetch([{ status: 200 }]);
-      const { add, scheduler, queue } = setup({ flushInterval: 60000 });
-      await advance(1);
-      add(record());
-      await advance(1); // (the first of a quiet spell left at once)
-      const rs = add(record(), record());
-      await advance(1);
+      const { rs, scheduler, queue } = await twoWaiting();
       expect(live()).toEqual([rs.map((r) => r.id)]);
       scheduler._exit('discarded');
       expect(atBeacon).toEqual([[]]);
@@ -978,12 +984,7 @@ describe('createScheduler', () => {
       const { live } = stubFetchLater();
       stubBeacon(() => false);
       mockFetch([{ status: 200 }]);
-      const { add, scheduler, queue } = setup({ flushInterval: 60000 });
-      await advance(1);
-      add(record());
-      await advance(1); // (the first of a quiet spell left at once)
-      const rs = add(record(), record());
-      await advance(1);
+      const { rs, scheduler, queue } = await twoWaiting();
       scheduler._exit('discarded');
       expect(live()).toEqual([rs.map((r) => r.id)]);
       expect(queue.records.map((r) => r.id).filter((id) => rs.some((r) => r.id == id))).toEqual([]);
