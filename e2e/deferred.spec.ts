@@ -234,18 +234,3 @@ test('freeze is handled like a hide: what was stored while hidden leaves before 
     await browser.close();
   }
 });
-
-test('a tab closed during a retry backoff: what waits reaches the API without a revisit, by the deferred request the library leaves with the browser (found by review 10)', async ({ page, site, collector }) => {
-  await open(page, site.page('/basic.html', { opts: JSON.stringify({ flushAt: 1, flushInterval: 100 }) }));
-  await sendFirst(page, collector);
-  // The API fails once: the library backs off (1 s and more) and covers the queue with a deferred request.
-  await collector.fault({ status: 503, times: 1 });
-  const ids = await track(page, 'Closed In Backoff', 3);
-  await expect.poll(async () => (await collector.requests()).some((r) => r.status === 503), { timeout: 5_000 }).toBe(true);
-  const closedAt = Date.now();
-  await page.close();
-  const msgs = await collector.waitFor(3, { event: 'Closed In Backoff' }, 5_000);
-  expect(msgs.length, 'delivered within 5 s of the close, no page of the site open').toBe(3);
-  await quiet(collector, 1000, 10_000, closedAt);
-  expectExactlyOnce(await collector.messages({ event: 'Closed In Backoff' }), ids);
-});

@@ -34,8 +34,6 @@ export function createDeferral(d: DeferralDeps) {
   // The page went away (`pagehide`): what this page defers now would leave with it and with the next load too.
   let gone = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  // The request left with the browser as the page went away for good (see `_take`): no later exit takes it back.
-  let kept = false;
 
   // Takes the request back; if the browser sent it already, its records leave the queue, as an accepted beacon's do.
   const take = () => {
@@ -51,10 +49,8 @@ export function createDeferral(d: DeferralDeps) {
   };
 
   const cover = (inflight: ReadonlyMap<string, boolean>) => {
-    // (once the page went away, a request left with the browser stays: see `_take`)
-    if (gone) return;
     take();
-    if (!d._transport._defer) return;
+    if (gone || !d._transport._defer) return;
     // Over the quota (QuotaExceededError: other requests of the page to that origin, a `deferred-fetch` permissions
     // policy that allows none, a long URL or referrer), or refused for another reason: cover fewer, the oldest first;
     // the rest leaves with this page's own requests, or the next load.
@@ -88,21 +84,16 @@ export function createDeferral(d: DeferralDeps) {
 
     /**
      * Takes the deferred request back (at a page exit, before the hand-off; at an erasure). `final` (`pagehide`):
-     * nothing more is deferred until the page is shown again; with `keep` (the hand-off sends nothing: offline, a
-     * backoff), the request there is stays with the browser.
+     * nothing more is deferred until the page is shown again.
      */
-    _take(final?: boolean, keep?: boolean) {
-      // (`keep`, as the page goes away for good: the request stays with the browser, which sends it as the page goes,
-      // also through the `visibilitychange` that follows `pagehide`; an erasure, which passes nothing, takes it back)
-      if (final && keep) kept = true;
-      if (kept && final !== undefined) clearTimeout(timer);
-      else take();
+    _take(final?: boolean) {
+      take();
       if (final) gone = true;
     },
 
     /** The page is shown again (or restored from the back/forward cache): it may defer again. */
     _shown() {
-      gone = kept = false;
+      gone = false;
     },
   };
 }

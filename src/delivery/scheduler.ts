@@ -207,12 +207,10 @@ export function createScheduler(d: SchedulerDeps) {
     _exit(how: ExitKind) {
       // The deferred request is taken back first (synchronously: the browser sends what is still deferred as the page
       // goes away), so what the hand-off sends leaves once; what stays queued in a page that lives on is covered again.
-      // Offline or in a backoff the hand-off sends nothing: a page that goes away for good then leaves its deferred
-      // request with the browser, which sends it as the page goes (they stay stored too: at least once). (Not one
-      // that enters the back/forward cache: the browser would send it then, and the restored page count it as sent.)
-      const hold = offline() || Date.now() < times._retryUntil;
-      deferral._take(how != 'hidden', hold && how == 'discarded');
-      handoff._exit(how, inflight, hold);
+      // (Offline or in a backoff the hand-off sends nothing, and what waits stays stored for the next load: a deferred
+      // request left with the browser would deliver it too, and that load would send it again.)
+      deferral._take(how != 'hidden');
+      handoff._exit(how, inflight, offline() || Date.now() < times._retryUntil);
       deferral._cover(inflight);
     },
     /**

@@ -934,19 +934,17 @@ describe('createScheduler', () => {
       expect(report.mock.calls.map(([e]) => e.code)).toEqual(['delivery_redirected']);
     });
 
-    it('a page that goes away in a backoff leaves its deferred request with the browser (it sent nothing: the messages reached the API only with a revisit; found by review 10)', async () => {
+    it('a page that goes away for good in a backoff takes its deferred request back: what waits stays stored for the next load, which sends it once (e2e/engines/delivery.spec.ts "API unreachable")', async () => {
       const { live } = stubFetchLater();
-      const beacon = vi.fn(() => true);
-      stubBeacon(beacon);
+      stubBeacon(vi.fn(() => true));
       mockFetch([{ status: 503 }]);
       const { add, scheduler, queue } = setup({ flushAt: 1 });
       const rs = add(record());
       await advance(1);
       expect(live()).toEqual([rs.map((r) => r.id)]);
       scheduler._exit('discarded');
-      expect(beacon).not.toHaveBeenCalled();
-      expect(live(), 'still with the browser, which sends it as the page goes').toEqual([rs.map((r) => r.id)]);
-      expect(queue.records.map((r) => r.id), 'and still stored: at least once').toEqual(rs.map((r) => r.id));
+      expect(live()).toEqual([]);
+      expect(queue.records.map((r) => r.id)).toEqual(rs.map((r) => r.id));
     });
 
     it('a page that enters the back/forward cache in a backoff takes its deferred request back (the browser would send it then, and the restored page count it as sent), and defers again once shown', async () => {
@@ -964,20 +962,6 @@ describe('createScheduler', () => {
       scheduler._notify();
       await advance(1);
       expect(live()).toEqual([rs.map((r) => r.id)]);
-    });
-
-    it('the request left with the browser at a final exit survives the visibilitychange after pagehide, and an erasure still takes it back', async () => {
-      const { live } = stubFetchLater();
-      stubBeacon(vi.fn(() => true));
-      mockFetch([{ status: 503 }]);
-      const { add, scheduler } = setup({ flushAt: 1 });
-      const rs = add(record());
-      await advance(1);
-      scheduler._exit('discarded');
-      scheduler._exit('hidden');
-      expect(live()).toEqual([rs.map((r) => r.id)]);
-      scheduler._erased();
-      expect(live()).toEqual([]);
     });
 
     it('a beacon the browser refuses at a final exit is deferred instead, and leaves the queue as an accepted one would (found by review 10)', async () => {
