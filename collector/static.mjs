@@ -227,7 +227,8 @@ export async function startStatic({ root, port = 8080, host = '127.0.0.1', mount
     snippetFile: snippetFile && path.resolve(snippetFile),
     headers,
   });
-  const server = http.createServer((req, res) => {
+  // (URLs up to 64 KB, as browsers send them: node's default 16 KB of headers refuses a long link the tests forge)
+  const server = http.createServer({ maxHeaderSize: 65536 }, (req, res) => {
     if (forward(req, res)) return;
     handler(req, res).catch((err) => {
       if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });

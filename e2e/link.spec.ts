@@ -128,7 +128,7 @@ test('a parameter older than 2 minutes is not adopted, and still leaves the addr
   const href = await decoratedHref(page, site);
   const later = await context.newPage();
   await later.clock.install({ time: Date.now() + 2 * 60_000 + 5_000 });
-  await later.goto(href);
+  await later.goto(href, { referer: on(site, 'shop.test') });
   await ready(later);
   expect(later.url()).not.toContain('svc_link');
   expect(await anonymousId(later)).not.toBe(id);
@@ -138,7 +138,7 @@ test('a parameter older than 2 minutes is not adopted, and still leaves the addr
   // Within the 2 minutes, the same link is adopted (the clock, not something else, made the difference).
   const soon = await context.newPage();
   await soon.clock.install({ time: Date.now() + 60_000 });
-  await soon.goto(href);
+  await soon.goto(href, { referer: on(site, 'shop.test') });
   await ready(soon);
   expect(await anonymousId(soon)).toBe(id);
   await context.close();
@@ -149,13 +149,13 @@ test('a parameter made in another browser (another user agent) is not adopted, a
   const href = await decoratedHref(page, site);
   const other: BrowserContext = await browser.newContext({ userAgent: 'Mozilla/5.0 (Other) Safari/605.1.15' });
   const there = await other.newPage();
-  await there.goto(href);
+  await there.goto(href, { referer: on(site, 'shop.test') });
   await ready(there);
   expect(there.url()).not.toContain('svc_link');
   expect(await anonymousId(there)).not.toBe(id);
   // The same link in the browser that made it is adopted.
   const same = await context.newPage();
-  await same.goto(href);
+  await same.goto(href, { referer: on(site, 'shop.test') });
   await ready(same);
   expect(await anonymousId(same)).toBe(id);
   await other.close();
@@ -208,7 +208,7 @@ test('an identified visitor: the link carries the anonymous id only, never the u
   const href = decodeURIComponent(await decoratedHref(page, site));
   expect(href).toContain(id);
   for (const secret of ['user-42', 'jane@shop.test', 'premium-plan']) expect(href, secret).not.toContain(secret);
-  await Promise.all([page.waitForURL(/checkout\.test/), page.goto(href)]);
+  await Promise.all([page.waitForURL(/checkout\.test/), page.goto(href, { referer: on(site, 'shop.test') })]);
   await ready(page);
   expect(await anonymousId(page)).toBe(id);
   expect(await page.evaluate(() => (window as any).analytics.user().id())).toBeNull();
@@ -237,5 +237,90 @@ test('a link a client-side router handles (it prevents the click and pushes the 
   expect(routed, 'the router had the click').toContain('svc_link=');
   expect(new URL(page.url()).hostname, 'no navigation').toBe('shop.test');
   expect(errors).toEqual([]);
+  await context.close();
+});
+
+// Any page on the web can make a valid parameter (security-5 N1): it runs in the visitor's browser, and the hash has no
+// key. What it makes, as the review's exploit does.
+const forge = (page: Page, id: string) =>
+  page.evaluate((id) => {
+    const t = Date.now().toString(36);
+    let h = 0;
+    for (const c of navigator.userAgent + navigator.language + t + id) h = (Math.imul(h, 31) + c.charCodeAt(0)) | 0;
+    return `${t}.${(h >>> 0).toString(36)}.${id}`;
+  }, id);
+/** Goes from `page` to `url` by script (no click: nothing decorates it), with this page as referrer. */
+const navigate = (page: Page, url: string) =>
+  Promise.all([page.waitForURL((u) => u.hostname == 'checkout.test', { waitUntil: 'load' }), page.evaluate((u) => void setTimeout(() => (location.href = u)), url)]).then(() => ready(page));
+
+test('a forged link is not adopted without a referrer (rel=noreferrer); every occurrence of the parameter still leaves the address bar', async ({ site }) => {
+  const { context, page, id } = await shop(site);
+  const href = await decoratedHref(page, site);
+  const forged = await forge(page, id);
+  // The real decorated link, marked noreferrer, with a second parameter after it.
+  await page.evaluate(
+    ([href, forged]) => {
+      const a = Object.assign(document.createElement('a'), { id: 'nr', textContent: 'go', rel: 'noreferrer' });
+      a.setAttribute('href', href.replace('#', '&svc_link=' + encodeURIComponent(forged) + '#'));
+      document.body.append(a);
+    },
+    [href, forged] as const,
+  );
+  await Promise.all([page.waitForURL(/checkout\.test/), page.click('#nr')]);
+  await ready(page);
+  expect(await page.evaluate(() => document.referrer)).toBe('');
+  expect(page.url()).not.toContain('svc_link');
+  expect(await anonymousId(page)).not.toBe(id);
+  await context.close();
+});
+
+test("a forged link of another shape than the library's is not adopted, even from a listed referrer: any string, a 40 KB id", async ({ site, collector }) => {
+  const { context, page, id } = await shop(site);
+  for (const foreign of ['fixated-1', 'x'.repeat(40_000)]) {
+    await navigate(page, on(site, 'checkout.test') + '&svc_link=' + encodeURIComponent(await forge(page, foreign)));
+    expect(await page.evaluate(() => new URL(document.referrer).hostname)).toBe('shop.test');
+    expect(page.url()).not.toContain('svc_link');
+    const there = await anonymousId(page);
+    expect(there).not.toBe(foreign);
+    // The visitor's calls still go (a 40 KB id would make every one of them too big).
+    await page.evaluate(() => (window as any).analytics.track('Still here'));
+    await expect.poll(async () => (await collector.messages({ type: 'track', event: 'Still here' })).some((m) => m.anonymousId == there)).toBe(true);
+    await page.goto(on(site, 'shop.test'));
+    await ready(page);
+  }
+  // The same forgery with an id of the library's shape is adopted from a listed referrer: the shape made the difference.
+  await navigate(page, on(site, 'checkout.test') + '&svc_link=' + encodeURIComponent(await forge(page, id)));
+  expect(await anonymousId(page)).toBe(id);
+  await context.close();
+});
+
+test('a link is never adopted over a visitor the checkout knows by a user id', async ({ site, collector }) => {
+  const { context, page, id } = await shop(site);
+  const checkout = await context.newPage();
+  await checkout.goto(on(site, 'checkout.test'));
+  await ready(checkout);
+  await checkout.evaluate(() => (window as any).analytics.identify('user-42'));
+  const known = await anonymousId(checkout);
+  await checkout.close();
+  await addLink(page, on(site, 'checkout.test') + '&step=2');
+  await Promise.all([page.waitForURL(/checkout\.test/), page.click('#go')]);
+  await ready(page);
+  expect(page.url()).not.toContain('svc_link');
+  expect(await page.evaluate(() => ({ anonymousId: (window as any).analytics.user().anonymousId(), userId: (window as any).analytics.user().id() }))).toEqual({ anonymousId: known, userId: 'user-42' });
+  const sent = (await pagesFrom(collector, 'checkout.test', 2)).filter((m) => m.context.page.search == '?' + new URL(on(site, 'checkout.test') + '&step=2').search.slice(1));
+  expect(sent.map((m) => m.anonymousId)).toEqual([known]);
+  expect(id).not.toBe(known);
+  await context.close();
+});
+
+test('a page whose policy withholds referrers (<meta name=referrer content=no-referrer>) still joins: a decorated link sends its origin', async ({ site }) => {
+  const { context, page, id } = await shop(site);
+  await page.evaluate(() => document.head.append(Object.assign(document.createElement('meta'), { name: 'referrer', content: 'no-referrer' })));
+  await addLink(page, on(site, 'checkout.test') + '&step=3');
+  await Promise.all([page.waitForURL(/checkout\.test/), page.click('#go')]);
+  await ready(page);
+  // Its origin only (no path, no query).
+  expect(await page.evaluate(() => document.referrer)).toBe(new URL(on(site, 'shop.test')).origin + '/');
+  expect(await anonymousId(page)).toBe(id);
   await context.close();
 });

@@ -1,7 +1,7 @@
 import type { AnalyticsError } from '../message/types';
 import { analyticsError } from '../message/errors';
 import { unlink } from '../message/context';
-import { sign } from './link';
+import { LINKABLE, sign } from './link';
 
 /** The link parameter's value for `id` at `now` (src/identity/link.ts reads it). */
 export const linkValue = (id: string, now: number): string => {
@@ -19,30 +19,39 @@ export const linked = (url: string, value: string): string =>
  * (keyboard activation included), `auxclick` (middle click) and `submit`, by rewriting the `href` or `action` the
  * browser is about to follow (a GET form: a hidden field, since its fields replace the action's query). Nothing is
  * prevented: a router that handles the link itself still sees a link, with the parameter. Never throws.
+ * Only an id of the library's shape (`LINKABLE`) is carried: a page there adopts no other, and a site's own id (set with
+ * `setAnonymousId`, an e-mail perhaps) stays off URLs. A decorated link without a `referrerpolicy` of its own gets
+ * `referrerpolicy="origin"`, taken back with the decoration: the page there adopts only a link whose referrer is listed,
+ * and a page's `no-referrer` policy would withhold it (a form has no such attribute: under that policy, it is not
+ * adopted; nor is a link the site marks `rel=noreferrer`).
  */
 export function decorateLinks(list: unknown, id: () => string | false | undefined, report: (e: AnalyticsError) => void) {
   if (!Array.isArray(list)) return report(analyticsError('invalid_arguments', 'linkDomains: an array of host names is required'));
   const domains = list.map((d) => String(d).toLowerCase().replace(/^\./, ''));
   const resolve = (url: string) => new URL(url, document.baseURI);
   const listed = (u: URL) => u.host != location.host && domains.some((d) => ('.' + u.hostname).endsWith('.' + d));
+  // The links given `referrerpolicy="origin"` by a decoration.
+  const ours = new WeakSet<Element>();
   // An href or action that carries the parameter from an earlier decoration, without it (see `on`).
   const undecorate = (el: Element, attr: string) => {
     const raw = el.getAttribute(attr);
     if (raw && unlink(raw) != raw) el.setAttribute(attr, unlink(raw));
+    if (ours.delete(el)) el.removeAttribute('referrerpolicy');
   };
   const on = (e: Event & { submitter?: HTMLElement | null }) => {
     try {
       const v = id();
       // (none while there is no id to give: consent pending, an opt-out; a decoration made before is taken back then,
       // as it is for a link or form that now goes elsewhere)
-      const value = v && linkValue(v, Date.now());
+      const value = v && LINKABLE.test(v) && linkValue(v, Date.now());
       if (e.type != 'submit') {
         // The link clicked, inside a web component's (open) shadow root too: seen from here, the event's target is the
         // shadow host, and its path goes through the link.
         const a = e.composedPath().find((n): n is Element => n instanceof Element && n.matches('a[href],area[href]'))!;
         const u = resolve(a.getAttribute('href')!);
-        if (value && listed(u)) a.setAttribute('href', linked(u.href, value));
-        else undecorate(a, 'href');
+        if (!value || !listed(u)) return undecorate(a, 'href');
+        a.setAttribute('href', linked(u.href, value));
+        if (!a.hasAttribute('referrerpolicy')) ours.add(a), a.setAttribute('referrerpolicy', 'origin');
         return;
       }
       const t = e.target as Element;

@@ -9,8 +9,13 @@ import { unlink } from '../message/context';
  * (here, in the bundle: before the first message is built, without waiting for anything). The parameter is
  * `{time}.{hash}.{id}`: the time (ms, base 36) makes it valid for 2 minutes, and the hash of the browser's user agent
  * and language (with the time and id) for this browser only, as analytics linkers do (Google's `_gl`). It is no
- * secret: it keeps a copied, shared or bookmarked link from merging another visitor into this one.
+ * secret: it keeps a copied, shared or bookmarked link from merging another visitor into this one. Any page on the web
+ * can forge it (security-5 N1), so adoption is narrow (`startLink`): the referrer's host is listed (no referrer, no
+ * adoption), the id has the shape `uuid()` makes (`LINKABLE`: 36 characters), and no user id is known here.
  */
+
+/** The anonymous id's shape that a link carries and a page adopts: a UUID, as src/identity/identity.ts makes it. */
+export const LINKABLE = /^[\da-f]{8}(-[\da-f]{4}){3}-[\da-f]{12}$/i;
 
 /** How long a link's parameter is valid: 2 minutes. */
 export const LINK_TTL = 120000;
@@ -22,10 +27,13 @@ export const sign = (time: string, id: string) => {
   return (h >>> 0).toString(36);
 };
 
-/** The id a parameter value carries, when this browser made it less than 2 minutes before `now`; else undefined. */
+/**
+ * The id a parameter value carries, when this browser made it less than 2 minutes before `now` and it has the
+ * library's shape (`LINKABLE`); else undefined.
+ */
 export function linkedId(value: string, now: number): string | undefined {
   const m = /^(\w+)\.(\w+)\.(.+)/.exec(value);
-  return m && sign(m[1], m[3]) == m[2] && Math.abs(now - parseInt(m[1], 36)) < LINK_TTL ? m[3] : undefined;
+  return m && LINKABLE.test(m[3]) && sign(m[1], m[3]) == m[2] && Math.abs(now - parseInt(m[1], 36)) < LINK_TTL ? m[3] : undefined;
 }
 
 /**
@@ -46,12 +54,12 @@ export function adoptLink(report: (e: AnalyticsError) => void): string | undefin
 
 /**
  * Whether this page was loaded from one of `domains` (a listed name covers its subdomains), as its referrer says: only
- * a link from one of them is adopted. A page whose referrer was withheld (`Referrer-Policy: no-referrer`) cannot
- * tell, and adopts (the parameter is bound to this browser and 2 minutes all the same).
+ * a link from one of them is adopted. A page whose referrer was withheld (`rel=noreferrer`, `Referrer-Policy:
+ * no-referrer`) cannot tell, and does not adopt (decorated links keep their origin as referrer: decorate.ts).
  */
 export function cameFrom(domains: unknown): boolean {
   const from = document.referrer;
-  return !from || (Array.isArray(domains) && domains.some((d) => ('.' + new URL(from).hostname).endsWith('.' + String(d).toLowerCase().replace(/^\./, ''))));
+  return !!from && (Array.isArray(domains) && domains.some((d) => ('.' + new URL(from).hostname).endsWith('.' + String(d).toLowerCase().replace(/^\./, ''))));
 }
 
 /** What the link and server-cookie code that is not in the bundle offers (a chunk, src/entry/debug-browser.ts). */
@@ -71,7 +79,8 @@ export type WithTools = (use: (t: LinkTools) => void) => void;
  */
 export function startLink(domains: unknown, identity: Identity, open: () => boolean, report: (e: AnalyticsError) => void, tools: WithTools) {
   const id = adoptLink(report);
-  if (id && cameFrom(domains)) identity._setAnonymousId(id);
+  // (never over a visitor this browser knows by a user id: a forged link would put them in another's profile)
+  if (id && !identity._userId() && cameFrom(domains)) identity._setAnonymousId(id);
   let started = false;
   return () => started || ((started = true), tools((t) => t.decorate(domains, () => open() && identity._anonymousId(), report)));
 }

@@ -41,8 +41,9 @@ export interface ContextParts {
  */
 export const wireUrl = (url: string): string => unlink(url).replace(/#[^?]*[=&][^]*|(#[^?]*)[^]*/, '$1');
 
-/** A URL without the cross-domain link's parameter (src/identity/link.ts: it never goes on the wire), all else as it was. Pure. */
-export const unlink = (url: string): string => url.replace(/([?&])svc_link=[^&#]*(&?)/, (_, sep, next) => next && sep);
+/** A URL without the cross-domain link's parameter, every occurrence (src/identity/link.ts: it never goes on the wire), all else as it was. Pure. */
+export const unlink = (url: string): string =>
+  url.replace(/\?[^#]*/, (q) => ('&' + q.slice(1)).replace(/&svc_link(=[^&]*)?(?=&|$)/g, '').replace('&', '?'));
 
 /** Page context from a URL, title and referrer (what the snippet records at call time); URLs as `wireUrl` gives them. */
 export function pageContext(url: string, title: string, referrer: string): PageContext {

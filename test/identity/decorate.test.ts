@@ -2,6 +2,8 @@ import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { decorateLinks, linked, linkValue } from '../../src/identity/decorate';
 import { linkedId } from '../../src/identity/link';
 
+const ANON = '1b4e28ba-2fa1-41d2-883f-0016d3cca427';
+
 describe('linked', () => {
   it("adds the parameter, keeping the link's own parameters and fragment", () => {
     expect(linked('https://b.test/p?q=a%20b&flag#/cart?x=1', 'V')).toBe('https://b.test/p?svc_link=V&q=a%20b&flag#/cart?x=1');
@@ -15,7 +17,7 @@ describe('linked', () => {
 });
 
 describe('decorateLinks', () => {
-  let id: string | false = 'anon-1';
+  let id: string | false = ANON;
   const report = vi.fn();
   beforeAll(() => {
     (window as any).happyDOM.setURL('https://shop.test/');
@@ -23,7 +25,7 @@ describe('decorateLinks', () => {
   });
   afterEach(() => {
     document.body.innerHTML = '';
-    id = 'anon-1';
+    id = ANON;
   });
   const carried = (url: string) => linkedId(new URL(url).searchParams.get('svc_link') || '', Date.now());
   const link = (href: string) => {
@@ -37,10 +39,10 @@ describe('decorateLinks', () => {
     const a = link('https://checkout.test/pay?step=2#card');
     a.querySelector('span')!.click();
     expect(a.getAttribute('href')).toMatch(/^https:\/\/checkout\.test\/pay\?svc_link=[^&]+&step=2#card$/);
-    expect(carried(a.href)).toBe('anon-1');
+    expect(carried(a.href)).toBe(ANON);
     const b = link('https://www.blog.test/post');
     b.dispatchEvent(new MouseEvent('auxclick', { bubbles: true, button: 1 }));
-    expect(carried(b.href)).toBe('anon-1');
+    expect(carried(b.href)).toBe(ANON);
   });
   it('leaves links elsewhere, to this host and of other schemes untouched', () => {
     for (const href of ['https://other.test/x', '/local?a=1', 'https://shop.test/x', 'mailto:a@checkout.test', 'https://notcheckout.test/']) {
@@ -59,11 +61,11 @@ describe('decorateLinks', () => {
     document.body.innerHTML = `<form method="post" action="https://checkout.test/pay?a=1"></form><form action="https://checkout.test/search"><input name="svc_link" value="old"></form><form action="https://other.test/"></form>`;
     const [post, get, other] = Array.from(document.forms);
     for (const f of [post, get, other]) f.dispatchEvent(new Event('submit', { bubbles: true, cancelable: true }));
-    expect(carried(post.getAttribute('action')!)).toBe('anon-1');
+    expect(carried(post.getAttribute('action')!)).toBe(ANON);
     expect(post.getAttribute('action')).toMatch(/&a=1$/);
     const fields = get.querySelectorAll('input[name=svc_link]');
     expect(fields.length).toBe(1);
-    expect(linkedId(fields[0].getAttribute('value')!, Date.now())).toBe('anon-1');
+    expect(linkedId(fields[0].getAttribute('value')!, Date.now())).toBe(ANON);
     expect(other.outerHTML).toBe('<form action="https://other.test/"></form>');
   });
   it("follows the submitting button's formaction and formmethod", () => {
@@ -72,7 +74,7 @@ describe('decorateLinks', () => {
     form.addEventListener('submit', (e) => e.preventDefault());
     const button = form.querySelector('button')!;
     form.dispatchEvent(new SubmitEvent('submit', { bubbles: true, cancelable: true, submitter: button }));
-    expect(carried(button.getAttribute('formaction')!)).toBe('anon-1');
+    expect(carried(button.getAttribute('formaction')!)).toBe(ANON);
     expect(form.getAttribute('action')).toBe('/local');
   });
   it('reports linkDomains that is not an array', () => {
@@ -82,7 +84,7 @@ describe('decorateLinks', () => {
   it('takes back a decoration made before once there is no id to give (an opt-out, a withdrawal)', () => {
     const a = link('https://checkout.test/pay?step=2');
     a.dispatchEvent(new MouseEvent('auxclick', { bubbles: true, button: 1 }));
-    expect(carried(a.href)).toBe('anon-1');
+    expect(carried(a.href)).toBe(ANON);
     id = false;
     a.click();
     expect(a.getAttribute('href')).toBe('https://checkout.test/pay?step=2');
@@ -112,9 +114,31 @@ describe('decorateLinks', () => {
     Object.defineProperty(click, 'composedPath', { value: () => [a, a.parentNode, host, document.body, document.documentElement, document, window] });
     a.addEventListener('click', (e) => e.preventDefault());
     window.dispatchEvent(click);
-    expect(carried(a.getAttribute('href')!)).toBe('anon-1');
+    expect(carried(a.getAttribute('href')!)).toBe(ANON);
   });
   it('makes values linkedId reads back', () => {
-    expect(linkedId(linkValue('x', 5), 6)).toBe('x');
+    expect(linkedId(linkValue(ANON, 5), 6)).toBe(ANON);
+  });
+  it("carries no id of another shape (a site's own id stays off URLs; no page would adopt it)", () => {
+    for (const own of ['jane@shop.test', 'anon-1', ANON + '0']) {
+      id = own;
+      const a = link('https://checkout.test/');
+      a.click();
+      expect(a.getAttribute('href')).toBe('https://checkout.test/');
+    }
+  });
+  it('gives a decorated link referrerpolicy="origin" (a page policy may withhold the referrer there), unless it has its own, and takes it back with the decoration', () => {
+    const a = link('https://checkout.test/');
+    a.click();
+    expect(a.getAttribute('referrerpolicy')).toBe('origin');
+    id = false;
+    a.click();
+    expect(a.hasAttribute('referrerpolicy')).toBe(false);
+    id = ANON;
+    const own = link('https://checkout.test/');
+    own.setAttribute('referrerpolicy', 'unsafe-url');
+    own.click();
+    expect(carried(own.href)).toBe(ANON);
+    expect(own.getAttribute('referrerpolicy')).toBe('unsafe-url');
   });
 });

@@ -3,6 +3,8 @@ import { adoptLink, cameFrom, linkedId, LINK_TTL, sign, startLink } from '../../
 import { linkValue } from '../../src/identity/decorate';
 import { createIdentity } from '../../src/identity/identity';
 
+const ANON = '1b4e28ba-2fa1-41d2-883f-0016d3cca427';
+const OTHER = '6f9619ff-8b86-4011-b42d-00c04fc964ff';
 const START_URL = location.href;
 const setUrl = (url: string) => (window as any).happyDOM.setURL(url);
 afterEach(() => {
@@ -24,17 +26,21 @@ describe('sign', () => {
 describe('linkedId', () => {
   const now = 1_700_000_000_000;
   it('returns the id of a value this browser made less than 2 minutes ago', () => {
-    expect(linkedId(linkValue('anon-1', now), now + 1000)).toBe('anon-1');
-    expect(linkedId(linkValue('a.b.c', now), now + LINK_TTL - 1)).toBe('a.b.c');
+    expect(linkedId(linkValue(ANON, now), now + 1000)).toBe(ANON);
+    expect(linkedId(linkValue(ANON.toUpperCase(), now), now + LINK_TTL - 1)).toBe(ANON.toUpperCase());
   });
   it('refuses an expired value, one from the future, a changed id and garbage', () => {
-    expect(linkedId(linkValue('anon-1', now), now + LINK_TTL)).toBeUndefined();
-    expect(linkedId(linkValue('anon-1', now + LINK_TTL + 1), now)).toBeUndefined();
-    expect(linkedId(linkValue('anon-1', now).replace('anon-1', 'anon-2'), now)).toBeUndefined();
+    expect(linkedId(linkValue(ANON, now), now + LINK_TTL)).toBeUndefined();
+    expect(linkedId(linkValue(ANON, now + LINK_TTL + 1), now)).toBeUndefined();
+    expect(linkedId(linkValue(ANON, now).replace(ANON, OTHER), now)).toBeUndefined();
     for (const v of ['', 'x', 'a.b', '..id']) expect(linkedId(v, now)).toBeUndefined();
   });
+  it("refuses an id of another shape than the library's (a UUID), however well signed: any string, a 40 KB one", () => {
+    for (const id of ['fixated-1', 'a.b.c', ANON + 'x', ' ' + ANON, ANON.replace(/-/g, ''), 'x'.repeat(40_000), `${ANON}\n${ANON}`])
+      expect(linkedId(linkValue(id, now), now)).toBeUndefined();
+  });
   it('refuses a value made by another browser (user agent)', () => {
-    const v = linkValue('anon-1', now);
+    const v = linkValue(ANON, now);
     vi.spyOn(navigator, 'userAgent', 'get').mockReturnValue('Other/1.0');
     expect(linkedId(v, now)).toBeUndefined();
   });
@@ -43,14 +49,14 @@ describe('linkedId', () => {
 describe('adoptLink', () => {
   const url = (v: string) => `https://checkout.test/pay?step=2&svc_link=${encodeURIComponent(v)}&x=1#/cart`;
   it('returns the id and removes the parameter from the address bar, keeping the history state', () => {
-    setUrl(url(linkValue('anon 1/é', Date.now())));
+    setUrl(url(linkValue(ANON, Date.now())));
     history.replaceState({ router: 1 }, '');
-    expect(adoptLink(() => {})).toBe('anon 1/é');
+    expect(adoptLink(() => {})).toBe(ANON);
     expect(location.href).toBe('https://checkout.test/pay?step=2&x=1#/cart');
     expect(history.state).toEqual({ router: 1 });
   });
   it('drops an expired parameter, but still removes it', () => {
-    setUrl(url(linkValue('anon-1', Date.now() - LINK_TTL - 1)));
+    setUrl(url(linkValue(ANON, Date.now() - LINK_TTL - 1)));
     expect(adoptLink(() => {})).toBeUndefined();
     expect(location.href).toBe('https://checkout.test/pay?step=2&x=1#/cart');
   });
@@ -61,25 +67,26 @@ describe('adoptLink', () => {
     expect(spy).not.toHaveBeenCalled();
   });
   it('reports a replaceState that throws, and still adopts', () => {
-    setUrl(url(linkValue('anon-1', Date.now())));
+    setUrl(url(linkValue(ANON, Date.now())));
     vi.spyOn(history, 'replaceState').mockImplementation(() => {
       throw new Error('nope');
     });
     const report = vi.fn();
-    expect(adoptLink(report)).toBe('anon-1');
+    expect(adoptLink(report)).toBe(ANON);
     expect(report).toHaveBeenCalledWith(expect.objectContaining({ code: 'callback_error', message: 'linkDomains: nope' }));
   });
 });
 
 describe('startLink', () => {
   it('sets the adopted id before anything else, and decorates with the id only while open', () => {
-    setUrl(`https://checkout.test/?svc_link=${linkValue('adopted', Date.now())}`);
+    setUrl(`https://checkout.test/?svc_link=${linkValue(ANON, Date.now())}`);
+    vi.spyOn(document, 'referrer', 'get').mockReturnValue('https://shop.test/');
     const identity = createIdentity({ persist: false });
     let open = false;
     const decorate = vi.fn();
     const tools = vi.fn((use: (t: { decorate: typeof decorate; sync: () => void }) => void) => use({ decorate, sync: () => {} }));
     const start = startLink(['shop.test'], identity, () => open, () => {}, tools);
-    expect(identity._anonymousId()).toBe('adopted');
+    expect(identity._anonymousId()).toBe(ANON);
     // the tools (a chunk of the CDN bundle) are asked for only once storing is allowed: not before consent
     expect(tools).not.toHaveBeenCalled();
     start();
@@ -89,7 +96,37 @@ describe('startLink', () => {
     expect(domains).toEqual(['shop.test']);
     expect(id()).toBe(false);
     open = true;
-    expect(id()).toBe('adopted');
+    expect(id()).toBe(ANON);
+  });
+});
+
+describe('startLink refuses a forged link (security-5 N1)', () => {
+  const arrive = (referrer: string) => {
+    setUrl(`https://checkout.test/?a=1&svc_link=${linkValue(ANON, Date.now())}&svc_link=${linkValue(OTHER, Date.now())}`);
+    vi.spyOn(document, 'referrer', 'get').mockReturnValue(referrer);
+  };
+  it('without a referrer (rel=noreferrer): the parameter, every occurrence, still leaves the address bar', () => {
+    arrive('');
+    const identity = createIdentity({ persist: false });
+    startLink(['shop.test'], identity, () => true, () => {}, () => {});
+    expect(identity._anonymousId()).not.toBe(ANON);
+    expect(location.href).toBe('https://checkout.test/?a=1');
+  });
+  it('over a visitor this browser knows by a user id', () => {
+    const known = createIdentity({ persist: true });
+    known._identify('user-42', {});
+    const before = known._anonymousId();
+    arrive('https://shop.test/');
+    const identity = createIdentity({ persist: true });
+    startLink(['shop.test'], identity, () => true, () => {}, () => {});
+    expect({ anonymousId: identity._anonymousId(), userId: identity._userId() }).toEqual({ anonymousId: before, userId: 'user-42' });
+    // Reset (signed out): the same link is adopted.
+    identity._reset();
+    arrive('https://shop.test/');
+    const anonymous = createIdentity({ persist: true });
+    startLink(['shop.test'], anonymous, () => true, () => {}, () => {});
+    expect(anonymous._anonymousId()).toBe(ANON);
+    anonymous._reset();
   });
 });
 
@@ -110,16 +147,16 @@ describe('cameFrom', () => {
     referrer('https://shop.test/');
     expect(cameFrom('shop.test')).toBe(false);
   });
-  it('is true where the referrer was withheld: nothing tells where the link was', () => {
+  it('is false where the referrer was withheld (rel=noreferrer): nothing tells where the link was, so nothing is adopted', () => {
     referrer('');
-    expect(cameFrom(['shop.test'])).toBe(true);
+    expect(cameFrom(['shop.test'])).toBe(false);
   });
   it('keeps startLink from adopting the id of a link from an unlisted domain (the parameter still leaves the address bar)', () => {
-    setUrl(`https://checkout.test/?a=1&svc_link=${linkValue('adopted', Date.now())}`);
+    setUrl(`https://checkout.test/?a=1&svc_link=${linkValue(ANON, Date.now())}`);
     referrer('https://evil.test/');
     const identity = createIdentity({ persist: false });
     startLink(['shop.test'], identity, () => true, () => {}, () => {});
-    expect(identity._anonymousId()).not.toBe('adopted');
+    expect(identity._anonymousId()).not.toBe(ANON);
     expect(location.href).toBe('https://checkout.test/?a=1');
   });
 });

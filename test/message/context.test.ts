@@ -92,6 +92,12 @@ describe('unlink', () => {
     expect(unlink('https://a.test/?a=1&svc_link=1.2.x&b=2')).toBe('https://a.test/?a=1&b=2');
     expect(unlink('https://a.test/?a=1&svc_link=1.2.x#/r')).toBe('https://a.test/?a=1#/r');
     expect(unlink('https://a.test/?xsvc_link=1')).toBe('https://a.test/?xsvc_link=1');
+    expect(unlink('https://a.test/p?')).toBe('https://a.test/p?');
+  });
+  it('removes every occurrence (security-5 N2), an empty one too', () => {
+    expect(unlink('https://a.test/?svc_link=a&svc_link=b')).toBe('https://a.test/');
+    expect(unlink('https://a.test/a&b/?svc_link=a&x=1&svc_link&svc_link=b&y=2#f')).toBe('https://a.test/a&b/?x=1&y=2#f');
+    expect(wireUrl('https://a.test/?svc_link=a&svc_link=b&c=1')).toBe('https://a.test/?c=1');
   });
   it('keeps it off the page context: url, search and referrer', () => {
     const page = pageContext('https://a.test/p?utm_source=x&svc_link=1.2.x', 't', 'https://b.test/?svc_link=1.2.y');
