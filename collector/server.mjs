@@ -422,6 +422,21 @@ function trimMessages(state, opts) {
   if (drop) state.messages.splice(0, drop);
 }
 
+/** The longest messageId remembered as seen: a longer one is no id the library makes (a ULID), and is never a retry. */
+const SEEN_ID_MAX = 128;
+
+/**
+ * Remembers `ids` as seen (`retryOf` names a message sent again), the latest `maxMessages` of them, none longer than
+ * `SEEN_ID_MAX` characters: any website can post to /v1/*, so the set is bounded (security-5 N4).
+ */
+function remember(state, ids, opts) {
+  for (const id of ids) if (id.length <= SEEN_ID_MAX) state.seen.delete(id), state.seen.add(id);
+  for (const id of state.seen) {
+    if (state.seen.size <= opts.maxMessages) break;
+    state.seen.delete(id);
+  }
+}
+
 function resetState(state, { keepFaults = false } = {}) {
   state.requests.length = 0;
   state.messages.length = 0;
@@ -592,7 +607,7 @@ function createIngest(ctx) {
     rec.messages = messages;
     rec.messageIds = messages.map((m) => m.messageId).filter((id) => typeof id === 'string');
     rec.retryOf = rec.messageIds.filter((id) => state.seen.has(id));
-    for (const id of rec.messageIds) state.seen.add(id);
+    remember(state, rec.messageIds, opts);
     state.stats.retries += rec.retryOf.length;
   }
 
@@ -667,6 +682,8 @@ function createIngest(ctx) {
     if (opts.plan) {
       rec.plan = planEntries(opts.plan, rec, messages, opts.plan.describe);
       state.planViolations.push(...rec.plan);
+      // (bounded as the messages are: any website can post to /v1/*, security-5 N4)
+      state.planViolations.splice(0, state.planViolations.length - opts.maxMessages);
     }
     await log.append(messages.map((message) => ({ receivedAt, requestId: rec.id, message })));
   }
@@ -872,7 +889,8 @@ export function hostUrl(host, port) {
  * @param {string|null} [options.logFile=null] JSON-lines file of accepted messages; directories are created.
  * @param {boolean} [options.quiet=true] false logs one line per ingestion request to stdout.
  * @param {number} [options.maxRequests=10000] oldest request records are dropped past this.
- * @param {number} [options.maxMessages=100000] oldest accepted messages are dropped from memory past this.
+ * @param {number} [options.maxMessages=100000] oldest accepted messages are dropped from memory past this; so are
+ *   the oldest plan violations, and the oldest of the messageIds remembered to tell a retry.
  * @param {number} [options.maxBytes=134217728] oldest request records, and oldest accepted messages, are dropped past
  *   this many bytes of JSON held (each store counted on its own: 128 MB).
  * @param {string[]} [options.allowOrigins=[]] browser origins, besides the inspector's own, that may use the

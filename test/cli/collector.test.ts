@@ -894,3 +894,25 @@ describe('cli', () => {
     expect(out).toContain('svc-analytics start');
   });
 });
+
+describe('bounded memory: any website can post to /v1/* (security-5 N4)', () => {
+  it('keeps at most maxMessages plan violations and remembered messageIds, and no id longer than a ULID could be', async () => {
+    const c = await startCollector({ port: 0, writeKey: KEY, maxMessages: 3, plan: { events: { Planned: {} } } });
+    try {
+      const send = (batch: unknown[]) =>
+        fetch(`${c.url}/v1/batch`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: basic(KEY) }, body: batchBody(batch) });
+      for (let i = 0; i < 4; i++) expect((await send([msg({ event: 'Unplanned' }), msg({ event: 'Unplanned' })])).status).toBe(200);
+      expect(c.state.planViolations.length).toBe(3);
+      expect(c.state.seen.size).toBe(3);
+      // the latest are kept: a retry of the last message is still told
+      const last = c.state.messages.at(-1);
+      await send([{ ...last, _requestId: undefined, _receivedAt: undefined }]);
+      expect((await (await fetch(`${c.url}/_/requests`)).json()).at(-1).retryOf).toEqual([last.messageId]);
+      const long = msg({ messageId: 'x'.repeat(129) });
+      await send([long]);
+      expect(c.state.seen.has(long.messageId)).toBe(false);
+    } finally {
+      await c.close();
+    }
+  });
+});
