@@ -1,6 +1,6 @@
 // @vitest-environment node
 import { describe, it, expect } from 'vitest';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { brotliCompressSync, gzipSync, constants } from 'node:zlib';
 
 // Bytes are deterministic, so the budgets in size-budget.json are checked on every test run (after `npm run build`).
@@ -26,6 +26,13 @@ describe('size budget', () => {
     const js = readFileSync('dist/analytics.min.js', 'utf8');
     expect(js.startsWith('!function(){') || js.startsWith('(function')).toBe(true);
     expect(js).not.toMatch(/\beval\(|new Function\(|import\(/);
+  });
+  it('no shipped file evaluates code: the stub, the bundle, every chunk and every npm entry (eval, new Function, Function)', () => {
+    const files = readdirSync('dist').filter((f) => /\.(js|mjs|cjs)$/.test(f));
+    // (every file the CDN serves: a new chunk is checked without being named here)
+    expect(files).toEqual(expect.arrayContaining(['snippet.min.js', 'analytics.min.js', 'analytics.debug.min.js', 'analytics.plan.min.js', 'index.mjs', 'index.cjs']));
+    const found = files.filter((f) => /\beval\s*\(|\bFunction\s*\(|\bFunction\s*`/.test(readFileSync(`dist/${f}`, 'utf8')));
+    expect(found).toEqual([]);
   });
   it('the tracking-plan checker is a chunk of its own, with no eval or new Function (it runs under a strict CSP)', () => {
     const plan = readFileSync('dist/analytics.plan.min.js', 'utf8');
