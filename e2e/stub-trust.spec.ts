@@ -109,6 +109,26 @@ test('L11: under require-trusted-types-for, a bundle loaded by its <script> tag 
   expect(errors).toEqual([]);
 });
 
+test('I4: the svc-analytics policy is created when the bundle starts: a script that runs after it cannot claim the name, and the chunk still loads', async ({ page, site, collector }) => {
+  const errors = watchErrors(page);
+  await serve(
+    page,
+    site,
+    '/stub-tt-claim.html',
+    `<!doctype html><html><head><meta charset="utf-8"><title>Trusted Types, claimed</title>${ONERROR}
+<script nonce="${NONCE}" src="/dist/analytics.min.js"></script>
+<script nonce="${NONCE}">try { trustedTypes.createPolicy('svc-analytics', { createScriptURL: () => '/evil.js' }); window.__claimed = true; } catch { window.__claimed = false; }</script>
+<script nonce="${NONCE}">${LOAD}</script>
+</head><body></body></html>`,
+    { 'Content-Security-Policy': TT_CSP('svc-analytics') },
+  );
+  await ready(page);
+  expect(await page.evaluate(() => (window as any).__claimed)).toBe(false);
+  expect((await registerAndTrack(page, 'Chunk After Claim')).registered).toBe('resolved');
+  await collector.waitFor(1, { event: 'Chunk After Claim' });
+  expect(errors).toEqual([]);
+});
+
 test("L11: under require-trusted-types-for, the inline stub loads the bundle through the site's default policy (README recipe), and the chunk through svc-analytics; events arrive", async ({ page, site, collector }) => {
   const errors = watchErrors(page);
   await watchViolations(page);

@@ -17,16 +17,22 @@ declare global {
   }
 }
 
-// Created once, on the first chunk (a name can be created once per page, unless the CSP allows duplicates), and kept
-// here only: no page script can use it. Where it cannot be created (no Trusted Types, or a CSP that does not allow
-// the name), URLs stay strings, as before (and the next chunk tries again).
-let policy: ScriptUrlPolicy | undefined;
+// Created when the bundle starts (security-5 I4: a script that runs after it cannot claim the name first; a name can be
+// created once per page, unless the CSP allows duplicates), and kept here only: no page script can use it. Where it
+// cannot be created (no Trusted Types, or a CSP that does not allow the name), URLs stay strings, as before (and the
+// next chunk tries again).
+const create = () => {
+  try {
+    return window.trustedTypes?.createPolicy('svc-analytics', { createScriptURL: String });
+  } catch {}
+};
+let policy = create();
 
 /** `url` as a script's `src` takes it: a TrustedScriptURL of the library's policy where it can be created, else the string. */
 export const scriptUrl = (url: string): string => {
   try {
     // (no trustedTypes: `policy` stays undefined, and reading its method throws)
-    return (policy ||= window.trustedTypes?.createPolicy('svc-analytics', { createScriptURL: String }))!.createScriptURL(url);
+    return (policy ||= create())!.createScriptURL(url);
   } catch {
     return url;
   }
