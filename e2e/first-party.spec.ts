@@ -164,6 +164,15 @@ for (const recipe of RECIPES) {
     expect(answered).toEqual(refused.map(([method, p, status, contentType]) => `${method} ${p}${contentType ? ` (${contentType})` : ''} ${status}`));
     expect(probes(api.seen), 'nothing of it reached the API').toEqual([]);
     expect(probes(cdn.seen), 'nothing of it reached the CDN').toEqual([]);
+    // The bundle's chunks come through too, the tracking-plan checker included (security-5 I5: a site using `plan`
+    // behind the recipe got plan_unavailable).
+    for (const chunk of ['analytics.debug.min.js', 'analytics.plan.min.js']) {
+      const res = await fetch(proxy.url + '/s/' + chunk, { headers: { 'user-agent': PROBE + '-chunk' } });
+      expect([chunk, res.status, (await res.text()).length > 1000]).toEqual([chunk, 200, true]);
+    }
+    const chunks = cdn.seen.filter((r) => r.headers['user-agent'] === PROBE + '-chunk');
+    expect(chunks.map((r) => r.path).sort()).toEqual([`${CDN_DIR_PATH}/analytics.debug.min.js`, `${CDN_DIR_PATH}/analytics.plan.min.js`]);
+    cdn.seen.splice(0, cdn.seen.length, ...cdn.seen.filter((r) => !chunks.includes(r)));
   });
 
   test(`${recipe.name} (${recipe.file}): the API gets the visitor's address, not one the visitor chose; no cookies either way`, async () => {

@@ -3,17 +3,18 @@
 // next-ingest.js, forwards the API. Tested with `next dev`: e2e/first-party.spec.ts.
 //
 // It serves the bundle under a name that filter lists do not block (they block "/analytics.min." on every site), and
-// its neighbour, which the bundle loads from next to itself on analytics.debug(true); any other /s/ file is 404, and
+// its neighbours, which the bundle loads from next to itself: the tools chunk (analytics.debug(true), linkDomains,
+// serverCookies) and the tracking-plan checker (`plan`); any other /s/ file is 404, and
 // Next answers 405 to methods other than GET and HEAD.
 
 // --- change this line ----------------------------------------------------------------------------------------
-/** The CDN folder that holds analytics.min.js and analytics.debug.min.js, no trailing slash. */
+/** The CDN folder that holds analytics.min.js and its chunks, no trailing slash. */
 const CDN_DIR = 'https://cdn.svc.example/analytics.js/v1';
 // --------------------------------------------------------------------------------------------------------------
 
 export const dynamic = 'force-dynamic';
 
-const FILES = { 'a.js': 'analytics.min.js', 'analytics.debug.min.js': 'analytics.debug.min.js' };
+const FILES = { 'a.js': 'analytics.min.js', 'analytics.debug.min.js': 'analytics.debug.min.js', 'analytics.plan.min.js': 'analytics.plan.min.js' };
 /** The request headers the CDN gets; no cookies (the <script> request to your own origin carries your site's). */
 const CDN_HEADERS = ['user-agent', 'if-none-match', 'if-modified-since'];
 /** The answer headers that go back to the browser; not the CDN's Set-Cookie, nor any other that acts on your origin. */

@@ -12,9 +12,15 @@
 // `skipTrailingSlashRedirect: true`: the library does not follow a redirect of /ingest/v1/batch (CONTRACT section 6:
 // events go to apiHost only), and reports it as delivery_redirected.
 
-// --- change this line ----------------------------------------------------------------------------------------
+// --- change these lines ----------------------------------------------------------------------------------------
 /** The Data Pipelines API (EU accounts: https://cdp-eu.svc.example), no trailing slash. */
 const API_HOST = 'https://cdp.svc.example';
+/**
+ * serverCookies: the identity cookies this server sets for 400 days. By default the anonymous id only. Add
+ * 'svc_user_id' and 'svc_group_id' to set those too, knowing that a user id is often an e-mail address, then kept 400
+ * days and sent to every subdomain of the cookie's domain; left out, the page's script keeps writing them itself.
+ */
+const SERVER_COOKIES = ['svc_anonymous_id'];
 // --------------------------------------------------------------------------------------------------------------
 
 export const dynamic = 'force-dynamic';
@@ -72,7 +78,7 @@ async function cookies(request) {
   const secure = url.protocol === 'https:' || request.headers.get('x-forwarded-proto') === 'https';
   const lines = setCookies(text, url.hostname, secure);
   if (!lines) return refuse(400);
-  const headers = new Headers({ 'cache-control': 'no-store' });
+  const headers = new Headers({ 'cache-control': 'no-store', 'x-svc-cookies': lines.map((l) => l.split('=')[0]).join(' ') });
   for (const line of lines) headers.append('set-cookie', line);
   return new Response(null, { status: 204, headers });
 }
@@ -80,8 +86,8 @@ async function cookies(request) {
 /**
  * serverCookies (analytics.load(..., { apiHost: '/ingest', serverCookies: true })): POST /ingest/v1/cookies is
  * answered here and forwarded nowhere. Its JSON body, {"cookies":{"svc_anonymous_id":"...",...},"domain":"example.com"},
- * names the library's identity cookies, which this server sets for 400 days (Safari caps the ones a script writes at 7
- * days). Refused: another method (405), another Content-Type (415; application/json also keeps other sites' pages out,
+ * names the library's identity cookies, of which this server sets those of SERVER_COOKIES for 400 days (Safari caps
+ * the ones a script writes at 7 days), and names them in X-Svc-Cookies (the library writes the others itself). Refused: another method (405), another Content-Type (415; application/json also keeps other sites' pages out,
  * as browsers ask first and nobody answers), a body over 4 KB (413), another cookie name, a value that is not a plain
  * token (letters, digits and % . _ ~ ! * ' ( ) -, at most 512), or a Domain that is not this host or one of its
  * parents (400).
@@ -107,7 +113,7 @@ function setCookies(text, host, secure) {
   const lines = [];
   for (const [name, value] of Object.entries(cookies)) {
     if (!COOKIE_NAMES.includes(name) || typeof value !== 'string' || !COOKIE_VALUE.test(value)) return null;
-    lines.push(name + '=' + value + attributes);
+    if (SERVER_COOKIES.includes(name)) lines.push(name + '=' + value + attributes);
   }
   return lines;
 }

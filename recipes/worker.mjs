@@ -6,13 +6,13 @@
 // Route /ingest/* and /s/* of your site to this handler (Cloudflare: a Worker route `example.com/ingest/*` and
 // `example.com/s/*`; anything under /s/ that is not the bundle goes on to your site). It forwards only what the library
 // sends: POST /ingest/v1/batch (other paths under /ingest/ answer 404, other methods 405) and GET /s/a.js and
-// /s/analytics.debug.min.js, with an allowlist of headers each way; it answers POST /ingest/v1/cookies itself. Tested under Node 20 through a small node:http
+// /s/analytics.debug.min.js and /s/analytics.plan.min.js, with an allowlist of headers each way; it answers POST /ingest/v1/cookies itself. Tested under Node 20 through a small node:http
 // adapter: e2e/first-party.spec.ts.
 
 // --- change these lines --------------------------------------------------------------------------------------
 /** The Data Pipelines API (EU accounts: https://cdp-eu.svc.example), no trailing slash. */
 const API_HOST = 'https://cdp.svc.example';
-/** The CDN folder that holds analytics.min.js and analytics.debug.min.js, no trailing slash. */
+/** The CDN folder that holds analytics.min.js and its chunks, no trailing slash. */
 const CDN_DIR = 'https://cdn.svc.example/analytics.js/v1';
 /**
  * The request header in which your platform puts the address that connected to it, replacing any the visitor sent:
@@ -22,6 +22,12 @@ const CDN_DIR = 'https://cdn.svc.example/analytics.js/v1';
  * address from the recipe.
  */
 const IP_HEADER = 'cf-connecting-ip';
+/**
+ * serverCookies: the identity cookies this server sets for 400 days. By default the anonymous id only. Add
+ * 'svc_user_id' and 'svc_group_id' to set those too, knowing that a user id is often an e-mail address, then kept 400
+ * days and sent to every subdomain of the cookie's domain; left out, the page's script keeps writing them itself.
+ */
+const SERVER_COOKIES = ['svc_anonymous_id'];
 // --------------------------------------------------------------------------------------------------------------
 
 const INGEST = '/ingest';
@@ -29,9 +35,10 @@ const INGEST = '/ingest';
 const ENDPOINTS = { '/ingest/v1/batch': batch, '/ingest/v1/cookies': cookies };
 /**
  * The bundle under a name that filter lists do not block (they block "/analytics.min." on every site), and its
- * neighbour, which the bundle loads from next to itself on analytics.debug(true).
+ * neighbours, which the bundle loads from next to itself: the tools chunk (analytics.debug(true), linkDomains,
+ * serverCookies) and the tracking-plan checker (`plan`).
  */
-const FILES = { '/s/a.js': 'analytics.min.js', '/s/analytics.debug.min.js': 'analytics.debug.min.js' };
+const FILES = { '/s/a.js': 'analytics.min.js', '/s/analytics.debug.min.js': 'analytics.debug.min.js', '/s/analytics.plan.min.js': 'analytics.plan.min.js' };
 
 /** The request headers each upstream gets; no cookies (a beacon to your own origin carries your site's). */
 const API_HEADERS = ['content-type', 'authorization', 'origin', 'user-agent', 'accept-language'];
@@ -88,7 +95,7 @@ async function cookies(request) {
   // (behind a proxy that ends TLS, as Deno or Bun are run, the page's https comes in X-Forwarded-Proto)
   const lines = setCookies(text, url.hostname, url.protocol === 'https:' || request.headers.get('x-forwarded-proto') === 'https');
   if (!lines) return refuse(400);
-  const headers = new Headers({ 'cache-control': 'no-store' });
+  const headers = new Headers({ 'cache-control': 'no-store', 'x-svc-cookies': lines.map((l) => l.split('=')[0]).join(' ') });
   for (const line of lines) headers.append('set-cookie', line);
   return new Response(null, { status: 204, headers });
 }
@@ -96,8 +103,8 @@ async function cookies(request) {
 /**
  * serverCookies (analytics.load(..., { apiHost: '/ingest', serverCookies: true })): POST /ingest/v1/cookies is
  * answered here and forwarded nowhere. Its JSON body, {"cookies":{"svc_anonymous_id":"...",...},"domain":"example.com"},
- * names the library's identity cookies, which this server sets for 400 days (Safari caps the ones a script writes at 7
- * days). Refused: another method (405), another Content-Type (415; application/json also keeps other sites' pages out,
+ * names the library's identity cookies, of which this server sets those of SERVER_COOKIES for 400 days (Safari caps
+ * the ones a script writes at 7 days), and names them in X-Svc-Cookies (the library writes the others itself). Refused: another method (405), another Content-Type (415; application/json also keeps other sites' pages out,
  * as browsers ask first and nobody answers), a body over 4 KB (413), another cookie name, a value that is not a plain
  * token (letters, digits and % . _ ~ ! * ' ( ) -, at most 512), or a Domain that is not this host or one of its
  * parents (400).
@@ -123,7 +130,7 @@ function setCookies(text, host, secure) {
   const lines = [];
   for (const [name, value] of Object.entries(cookies)) {
     if (!COOKIE_NAMES.includes(name) || typeof value !== 'string' || !COOKIE_VALUE.test(value)) return null;
-    lines.push(name + '=' + value + attributes);
+    if (SERVER_COOKIES.includes(name)) lines.push(name + '=' + value + attributes);
   }
   return lines;
 }

@@ -100,8 +100,14 @@ export async function freePort(): Promise<number> {
  * A recipe's text with its upstreams pointed elsewhere: the quoted default API host and CDN folder, each of which the
  * recipe must name exactly once (that is what "one line to change" means); null for an upstream the file has not.
  */
-export function configure(recipe: string, api: string | null, cdnDir: string | null): string {
+export function configure(recipe: string, api: string | null, cdnDir: string | null, { allIds = false } = {}): string {
   let text = fs.readFileSync(path.join(recipes, recipe), 'utf8');
+  // `allIds`: the recipe's serverCookies option set to the user and group ids too (SERVER_COOKIES, $svc_server_cookies)
+  if (allIds) {
+    const option = /const SERVER_COOKIES = \['svc_anonymous_id'\];|set \$svc_server_cookies "anonymous";/;
+    if (!option.test(text)) throw new Error(`recipes/${recipe}: the serverCookies option line not found`);
+    text = text.replace(option, (line) => (line[0] == 'c' ? "const SERVER_COOKIES = ['svc_anonymous_id', 'svc_user_id', 'svc_group_id'];" : 'set $svc_server_cookies "anonymous user group";'));
+  }
   for (const [from, to] of [['https://cdp.svc.example', api], ['https://cdn.svc.example/analytics.js/v1', cdnDir]] as const) {
     if (to === null) continue;
     const literal = new RegExp(`(['"])${from.replace(/[.\/]/g, '\\$&')}\\1`, 'g');
@@ -228,9 +234,9 @@ const NGINX_CA = 'proxy_ssl_trusted_certificate /etc/ssl/certs/ca-certificates.c
 export async function startNginx(
   api: string,
   cdnDir: string,
-  { resolver, ca, bundleReady = true }: { resolver?: string; ca?: string; bundleReady?: boolean } = {},
+  { resolver, ca, bundleReady = true, allIds = false }: { resolver?: string; ca?: string; bundleReady?: boolean; allIds?: boolean } = {},
 ): Promise<Proxy> {
-  let conf = configure('nginx.conf', api, cdnDir);
+  let conf = configure('nginx.conf', api, cdnDir, { allIds });
   if (!NGINX_RESOLVER.test(conf) || !conf.includes(NGINX_CA)) throw new Error('recipes/nginx.conf: resolver or CA bundle line not found');
   if (resolver) conf = conf.replace(NGINX_RESOLVER, `resolver ${resolver} `);
   if (ca) conf = conf.replaceAll(NGINX_CA, `proxy_ssl_trusted_certificate ${ca};`);
@@ -273,10 +279,10 @@ http {
 }
 
 /** recipes/worker.mjs under the node:http adapter; /ingest/ and /s/ are routed to it, the page is the site. */
-export async function startWorker(api: string, cdnDir: string): Promise<Proxy> {
+export async function startWorker(api: string, cdnDir: string, { allIds = false } = {}): Promise<Proxy> {
   const dir = tempDir('worker');
   const file = path.join(dir, 'worker.mjs');
-  fs.writeFileSync(file, configure('worker.mjs', api, cdnDir));
+  fs.writeFileSync(file, configure('worker.mjs', api, cdnDir, { allIds }));
   const handler: FetchHandler = (await import(pathToFileURL(file).href)).default;
   const html = pageHtml();
   const site: http.RequestListener = (req, res) => {

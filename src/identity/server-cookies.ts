@@ -75,7 +75,14 @@ export function syncCookies(batch: string, domain: string | undefined, report: (
       if (r.b == body && now - r.t! < SYNC_EVERY) return;
       localStorage.setItem(SYNC_KEY + '_asked', JSON.stringify({ t: now, b: body }));
       fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body, credentials: 'same-origin', keepalive: true })
-        .then((res) => (res.ok ? localStorage.setItem(SYNC_KEY, body) : report(analyticsError('delivery_rejected', `serverCookies: ${url} answered ${res.status}`))))
+        .then((res) => {
+          if (!res.ok) return report(analyticsError('delivery_rejected', `serverCookies: ${url} answered ${res.status}`));
+          // What the server set: all it was asked, unless it names fewer (`X-Svc-Cookies`: the recipes set the user and
+          // group ids only when told to); the page's script keeps writing the others.
+          const set = res.headers.get('x-svc-cookies')?.split(' ');
+          for (const n in cookies) if (set && !set.includes(n)) delete cookies[n];
+          localStorage.setItem(SYNC_KEY, JSON.stringify(domain ? { cookies, domain } : { cookies }));
+        })
         .catch(() => {}); // offline: asked again tomorrow, or at the next change
     } catch {
       // no localStorage: no sync (the script's cookies stay)

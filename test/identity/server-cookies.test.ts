@@ -97,6 +97,16 @@ describe('syncCookies', () => {
     await flushTimers();
     expect(fetch).toHaveBeenCalledTimes(3);
   });
+  it('remembers only the cookies a server names in X-Svc-Cookies (the recipes set the user id only when told to): the script keeps writing the others', async () => {
+    vi.stubGlobal('fetch', vi.fn(async () => new Response(null, { status: 204, headers: { 'X-Svc-Cookies': 'svc_anonymous_id' } })));
+    document.cookie = 'svc_anonymous_id=%22a2%22; path=/';
+    document.cookie = 'svc_user_id=%22u2%22; path=/';
+    syncCookies('/ingest/v1/batch', undefined, () => {}, () => true);
+    await flushTimers();
+    expect(serverHolds('svc_anonymous_id', '%22a2%22')).toBe(true);
+    expect(serverHolds('svc_user_id', '%22u2%22')).toBe(false);
+    document.cookie = 'svc_user_id=; path=/; max-age=0';
+  });
   it('reports a refusal, remembers nothing the server did not set, and does not ask again the same day', async () => {
     const fetch = answer(400);
     vi.stubGlobal('fetch', fetch);
