@@ -2,7 +2,7 @@
 // compiled plan checks messages. One checker for every place that checks a plan: the browser's `plan` option (a chunk
 // of its own), the collector's `--plan`, the testing kit and `svc-analytics plan check` (dist/plan.mjs).
 import type { Message, PlanViolation } from '../message/types';
-import { validate, pointerTo, shown, type Schema, type SchemaFailure } from './schema';
+import { validate, pointerTo, shown, withBudget, TooCostly, STEP_BUDGET, type Schema, type SchemaFailure } from './schema';
 import { checkSchema, PlanError } from './plan-schema';
 import { ECOMMERCE_EVENTS } from '../helpers/ecommerce';
 import { SEMANTIC_EVENTS } from '../helpers/semantic';
@@ -37,9 +37,16 @@ const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v =
 const extra = (k: string) => k[0] == '$' || k.startsWith('x-');
 const loose = (name: string) => name.toLowerCase().replace(/[\s_-]+/g, '');
 
-/** Edit distance (Levenshtein) of two names, compared loosely (case, spaces, `_` and `-` aside). */
+/** The longest event name a "did you mean" is looked for (a longer one is compared with nothing: security-5 N3). */
+const NEAR_MAX = 200;
+
+/**
+ * Edit distance (Levenshtein) of two names, compared loosely (case, spaces, `_` and `-` aside); 3 for names whose
+ * lengths differ by more than 2 (not computed: only 2 edits or fewer count).
+ */
 function distance(a: string, b: string): number {
   [a, b] = [loose(a), loose(b)];
+  if (Math.abs(a.length - b.length) > 2) return 3;
   let row = [...Array(b.length + 1).keys()];
   for (let i = 1; i <= a.length; i++) {
     const next = [i];
@@ -112,14 +119,25 @@ export function compilePlan(plan: unknown): CompiledPlan {
   list(plan.page?.properties, []);
   const check = (message: Partial<Message>): PlanViolation[] => {
     const { messageId = '', type = '', event } = message;
-    const failures: SchemaFailure[] = [];
+    let failures: SchemaFailure[] = [];
+    try {
+      withBudget(() => follows(message, failures));
+    } catch (e) {
+      if (!(e instanceof TooCostly)) throw e;
+      failures = [{ pointer: '', expected: `a message the plan checks in at most ${STEP_BUDGET} steps (its schemas applied to its values), got one that costs more` }];
+    }
+    return failures.map((f) => ({ messageId, type, ...(event !== undefined && { event }), ...f }));
+  };
+  // Pushes the failures of `message` to `failures`.
+  const follows = (message: Partial<Message>, failures: SchemaFailure[]) => {
+    const { type = '', event } = message;
     const against = (schema: Schema | undefined, field: 'properties' | 'traits', value: unknown) =>
       schema !== undefined && validate(schema, value === undefined ? {} : value, '/' + field, refs, failures);
     if (type == 'track' && typeof event == 'string') {
       if (planned(event)) against(events[event].properties, 'properties', message.properties);
       else if (strict && !ECOMMERCE_EVENTS.includes(event) && !SEMANTIC_EVENTS.includes(event)) {
         // the planned name it may be a misspelling of: the nearest, within 2 edits
-        const near = Object.keys(events)
+        const near = (event.length > NEAR_MAX ? [] : Object.keys(events))
           .map((e) => [distance(e, event), e] as const)
           .filter(([d]) => d <= 2)
           .sort((x, y) => x[0] - y[0])[0]?.[1];
@@ -134,7 +152,6 @@ export function compilePlan(plan: unknown): CompiledPlan {
       for (const k of ['name', 'category']) if (!pageListed.has(k) && properties[k] === (message as Record<string, unknown>)[k]) delete properties[k];
       against(plan.page.properties, 'properties', properties);
     }
-    return failures.map((f) => ({ messageId, type, ...(event !== undefined && { event }), ...f }));
   };
   return { plan, check };
 }

@@ -111,11 +111,47 @@ export function same(a: unknown, b: unknown): boolean {
 const a = (type: string) => (/^[aeiou]/.test(type) ? 'an ' : 'a ') + type;
 
 /**
+ * The longest string a `pattern` (or a `patternProperties` key) is tried on: a longer one fails it. With the patterns
+ * plan-schema.ts refuses (nested quantifiers), this bounds what a message can cost (security-5 N3).
+ */
+export const PATTERN_INPUT_MAX = 4096;
+// Each pattern compiled once (a plan has few: the cache is cleared past 1,000).
+const compiled = new Map<string, RegExp>();
+/** Whether `v` matches the plan's pattern `source` (unicode); never over `PATTERN_INPUT_MAX` characters. */
+export const matches = (source: string, v: string) => {
+  let re = compiled.get(source);
+  if (!re) {
+    if (compiled.size >= 1000) compiled.clear();
+    compiled.set(source, (re = new RegExp(source, 'u')));
+  }
+  return v.length <= PATTERN_INPUT_MAX && re.test(v);
+};
+
+/** The steps (schemas applied to values) one message may cost (security-5 N3); past them, `validate` throws `TooCostly`. */
+export const STEP_BUDGET = 200_000;
+export class TooCostly extends Error {}
+let steps = Infinity;
+/** `f()` with a budget of `STEP_BUDGET` steps for the `validate` calls it makes (`compilePlan`'s check of one message). */
+export function withBudget<T>(f: () => T): T {
+  steps = STEP_BUDGET;
+  try {
+    return f();
+  } finally {
+    steps = Infinity;
+  }
+}
+
+/** A JSON value as one string, the keys of objects sorted: equal (`same`) values give the same string. */
+const canonical = (v: unknown): string =>
+  Array.isArray(v) ? `[${v.map(canonical).join(',')}]` : v && typeof v == 'object' ? `{${Object.keys(v).sort().map((k) => JSON.stringify(k) + ':' + canonical((v as any)[k])).join(',')}}` : JSON.stringify(v) ?? 'undefined';
+
+/**
  * Checks `value` against `schema`, pushing each failure (pointer, expected) to `out`; `at` is the value's pointer.
  * Returns `out` for convenience. A `$ref` that names nothing fails (a plan checked by `compilePlan` has none).
  */
 export function validate(schema: Schema, value: unknown, at: string, refs: Refs, out: SchemaFailure[] = []): SchemaFailure[] {
   const fail = (expected: string, pointer = at) => void out.push({ pointer, expected });
+  if (--steps < 0) throw new TooCostly();
   if (schema === true || schema == null) return out;
   if (schema === false) return fail('nothing here (the plan allows no value)'), out;
   const s = schema;
@@ -156,7 +192,7 @@ function stringKeywords(s: SchemaObject, v: string, fail: (expected: string) => 
   const got = ', got ' + shown(v);
   if (typeof s.minLength == 'number' && length < s.minLength) fail(`a string of at least ${s.minLength} character(s)` + got);
   if (typeof s.maxLength == 'number' && length > s.maxLength) fail(`a string of at most ${s.maxLength} character(s)` + got);
-  if (typeof s.pattern == 'string' && !new RegExp(s.pattern, 'u').test(v)) fail(`a string matching /${s.pattern}/` + got);
+  if (typeof s.pattern == 'string' && !matches(s.pattern, v)) fail(`a string matching /${s.pattern}/${v.length > PATTERN_INPUT_MAX ? ` of at most ${PATTERN_INPUT_MAX} characters` : ''}` + got);
   if (typeof s.format == 'string' && FORMATS[s.format] && !FORMATS[s.format](v)) fail(`${a(s.format)}` + got);
 }
 
@@ -177,7 +213,7 @@ function objectKeywords(s: SchemaObject, v: Record<string, unknown>, at: string,
   const patterns = Object.entries<Schema>(TYPES.object(s.patternProperties) ? s.patternProperties : {});
   for (const k of Object.keys(v)) {
     const where = pointerTo(at, k);
-    const matched = patterns.filter(([re]) => new RegExp(re, 'u').test(k));
+    const matched = patterns.filter(([re]) => matches(re, k));
     for (const [, schema] of matched) validate(schema, v[k], where, refs, out);
     if (Object.prototype.hasOwnProperty.call(properties, k)) validate(properties[k], v[k], where, refs, out);
     else if (matched.length) continue;
@@ -200,7 +236,9 @@ function arrayKeywords(s: SchemaObject, v: unknown[], at: string, refs: Refs, ou
     if (schema !== undefined) validate(schema, item, pointerTo(at, i), refs, out);
   });
   if (s.uniqueItems === true) {
-    const i = v.findIndex((item, i) => v.findIndex((other) => same(other, item)) < i);
+    // (one pass: each item's canonical form in a set, not each pair compared)
+    const seen = new Set<string>();
+    const i = v.findIndex((item) => seen.size == seen.add(canonical(item)).size);
     if (i >= 0) out.push({ pointer: pointerTo(at, i), expected: `items that are all different (the plan's uniqueItems), got ${shown(v[i])} again` });
   }
   if (s.contains !== undefined) {
