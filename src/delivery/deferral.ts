@@ -29,6 +29,7 @@ export const covered = (list: readonly QueueRecord[], inflight: ReadonlyMap<stri
  * does nothing: what waits leaves with the next page load, as before.
  */
 export function createDeferral(d: DeferralDeps) {
+  const p = d._platform;
   // The deferred request with the browser, and the ids of the records it carries.
   let pending: (Deferred & { _ids: string[] }) | undefined;
   // The page went away (`pagehide`): what this page defers now would leave with it and with the next load too.
@@ -37,7 +38,7 @@ export function createDeferral(d: DeferralDeps) {
 
   // Takes the request back; if the browser sent it already, its records leave the queue, as an accepted beacon's do.
   const take = () => {
-    clearTimeout(timer);
+    p._clearTimeout(timer);
     timer = undefined;
     const taken = pending;
     pending = undefined;
@@ -58,7 +59,7 @@ export function createDeferral(d: DeferralDeps) {
     for (; group.length; group = group.slice(0, group.length >> 1)) {
       try {
         // (`sentAt`: now, when it is handed over; the browser may send it later, after a crash)
-        const deferred = d._transport._defer(d.url, body(group.map((r) => r.message), new Date(), d.writeKey));
+        const deferred = d._transport._defer(d.url, body(group.map((r) => r.message), new Date(p._now()), d.writeKey));
         pending = { ...deferred, _ids: group.map((r) => r.id) };
         return;
       } catch {
@@ -76,7 +77,7 @@ export function createDeferral(d: DeferralDeps) {
       // (nothing to defer with, Firefox and WebKit: no timer on every call)
       if (!d._transport._defer) return;
       if (!soon) return cover(inflight);
-      timer ||= setTimeout(() => {
+      timer ||= p._setTimeout(() => {
         timer = undefined;
         cover(inflight);
       });

@@ -8,6 +8,7 @@ import { createDeferral } from './deferral';
 import { classify, nextDelay } from './retry';
 import { byteLength } from '../message/validate';
 import { analyticsError } from '../message/errors';
+import type { Platform } from './platform';
 
 /**
  * What the scheduler needs from the rest of the library: what the hand-off needs (it sends too), and the hand-off.
@@ -23,16 +24,16 @@ export interface SchedulerDeps extends HandoffDeps {
 }
 
 // One timer that fires at the earliest time it was armed for (never later than asked).
-function alarm(fire: () => void) {
+function alarm(fire: () => void, p: Platform) {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let due = Infinity;
   return (ms: number) => {
     ms = Math.max(0, ms);
-    const at = Date.now() + ms;
+    const at = p._now() + ms;
     if (timer && due <= at) return;
-    clearTimeout(timer);
+    p._clearTimeout(timer);
     due = at;
-    timer = setTimeout(() => {
+    timer = p._setTimeout(() => {
       timer = undefined;
       due = Infinity;
       fire();
@@ -61,12 +62,12 @@ export function createScheduler(d: SchedulerDeps) {
   const inflight = new Map<string, boolean>();
   // Erasures so far (see `_erased`): a request sent before one deals with no records and notes nothing as it ends.
   let erasures = 0;
-  const { _handoff: handoff } = d;
+  const { _handoff: handoff, _platform: p } = d;
   const deferral = createDeferral(d);
 
-  const offline = () => !navigator.onLine;
+  const offline = () => !p._onLine();
   const waiting = () => d._queue._list().filter((r) => !inflight.has(r.id));
-  const arm = alarm(() => flush(false));
+  const arm = alarm(() => flush(false), p);
   // Runs after every call, so it stays O(1): the oldest record decides the interval.
   const plan = () => {
     // (after this task: once for a burst of calls, and after the requests of a pass)
@@ -74,7 +75,7 @@ export function createScheduler(d: SchedulerDeps) {
     const list = d._queue._list();
     const count = list.length - inflight.size;
     if (count <= 0) return;
-    const now = Date.now();
+    const now = p._now();
     if (now < times._retryUntil) arm(times._retryUntil - now);
     // Nothing in flight and nothing sent for an interval: the first message of a quiet spell goes at once (what
     // arrives meanwhile waits for its answer, or for the interval, and goes in one batch).
@@ -93,14 +94,14 @@ export function createScheduler(d: SchedulerDeps) {
     const batch = planned.filter((r) => queued.has(r));
     if (!batch.length) return true;
     const messages = batch.map((r) => r.message);
-    const payload = body(messages, new Date());
+    const payload = body(messages, new Date(p._now()));
     const bytes = byteLength(payload);
     const ids = batch.map((r) => r.id);
     const keepalive = d._transport._fits(bytes);
     ids.forEach((id) => inflight.set(id, keepalive));
     // A keepalive request outlives the page: the deferred request no longer carries its messages.
     deferral._cover(inflight, true);
-    times._sent = Date.now();
+    times._sent = p._now();
     const era = erasures;
     const post = (keepalive: boolean) => d._transport._post(d.url, d.writeKey, payload, bytes, keepalive);
     let answer = await post(keepalive);
@@ -130,14 +131,14 @@ export function createScheduler(d: SchedulerDeps) {
     // An HTTP answer means this page saw the outcome after all: it deals with noted records itself (removal
     // below, or a retry). A network error keeps the note: the browser may still deliver the request.
     if (answer._status) handoff._answered(ids, verdict == 'ok');
-    const now = Date.now();
+    const now = p._now();
     const answered = ++times._answers;
     // Only a failed delivery counts as an attempt (never a split that isolates a bad message); the queue stores it, so
     // backoff goes on where it was in the page or tab that sends these records next. That of a request a page exit
     // took over is counted but not stored: the note names its records (the next load deletes them), and the page may
     // be going into the back/forward cache, where IndexedDB work gets it evicted (see handoff.ts).
     const retry = () => {
-      const delay = nextDelay(d._queue._failed(ids, !tookOver), answer._retryAfter, now);
+      const delay = nextDelay(d._queue._failed(ids, !tookOver), answer._retryAfter, now, p._random);
       times._retryUntil = now + delay;
       d.emit('retry', { status: answer._status, delay, messageIds: ids });
       // (said once a page: the site must point apiHost at the address that answers)
@@ -173,14 +174,14 @@ export function createScheduler(d: SchedulerDeps) {
 
   const pass = async (force: boolean) => {
     if (offline()) return; // `online` resumes
-    if (!force && Date.now() < times._retryUntil) return plan();
+    if (!force && p._now() < times._retryUntil) return plan();
     // Each tab sends its own records, so no lock between tabs is needed (asking for one delays the first event: a
     // page's first IndexedDB open holds up Web Locks grants in Chromium, e2e/delivery.spec.ts "the first message of
     // a quiet spell"). Once the page left (it may be restored), the rest waits: another tab may adopt and send them.
     const alive = d._tabs._alive();
     // Without Web Locks another tab adopts a record once it is older than the lease, even from a tab that lives (in a
     // long outage, offline): what another tab took is let go first (only such old records can have been taken).
-    const now = Date.now();
+    const now = p._now();
     if (d._tabs._leased() && waiting().some((r) => now - r.queuedAt > LEASE_MS)) await d._queue._reconcile();
     for (const batch of planBatches(waiting())) if (!alive() || !(await send(batch))) break;
     plan();
@@ -210,7 +211,7 @@ export function createScheduler(d: SchedulerDeps) {
       // (Offline or in a backoff the hand-off sends nothing, and what waits stays stored for the next load: a deferred
       // request left with the browser would deliver it too, and that load would send it again.)
       deferral._take(how != 'hidden');
-      handoff._exit(how, inflight, offline() || Date.now() < times._retryUntil);
+      handoff._exit(how, inflight, offline() || p._now() < times._retryUntil);
       deferral._cover(inflight);
     },
     /**

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { browserPlatform } from '../../src/delivery/platform';
 import { covered, createDeferral } from '../../src/delivery/deferral';
 import { BODY_OVERHEAD } from '../../src/delivery/batch';
 import type { Handoff } from '../../src/delivery/handoff';
@@ -35,6 +36,7 @@ function setup(refuse: (body: string) => boolean = () => false, missing = false)
   const deferral = createDeferral({
     _queue: queue as unknown as Queue,
     _transport: { _defer: missing ? undefined : defer } as unknown as Transport,
+    _platform: browserPlatform(),
     _handoff: handoff as unknown as Handoff,
     url: URL_,
     writeKey: KEY,

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { browserPlatform } from '../../src/delivery/platform';
 import { IDBFactory } from 'fake-indexeddb';
 import { createStore, values } from 'idb-keyval';
 import { createScheduler, type SchedulerDeps } from '../../src/delivery/scheduler';
@@ -45,6 +46,7 @@ function setup(over: Partial<Omit<SchedulerDeps, '_handoff'>> = {}) {
     _queue: queue as unknown as Queue,
     _tabs: tabs,
     _transport: transport,
+    _platform: browserPlatform(),
     url: URL_,
     writeKey: KEY,
     flushAt: 20,
