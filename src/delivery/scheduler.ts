@@ -151,6 +151,10 @@ export function createScheduler(d: SchedulerDeps) {
       ids.forEach((id) => times._refused.delete(id));
       // (the page may go away before the delete commits: the hand-off notes them then)
       await handoff._removed(ids);
+      // Not before the call that queued them resolved (its record stored, its own event emitted): the API can answer
+      // before a write that waits behind another (store.ts `writeBehind`), and a page that shows its calls would hear
+      // of the delivery before the call (issue 27, e2e/demo.spec.ts; test/delivery/delivered-order.test.ts).
+      await d._queue._flushed();
       d.emit('delivered', messages);
       return true;
     }
