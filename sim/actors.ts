@@ -26,10 +26,11 @@ function show(w: World, p: SimPage) {
 function exit(w: World, p: SimPage, cache: boolean) {
   const persisted = cache && ![...p.inflight].some((r) => r.via == 'fetch');
   w.say(`${p.id} pagehide persisted=${persisted}`);
+  w.net.handOver(p);
   w.platform.fire(p, 'win', 'pagehide', { persisted });
   hide(w, p);
   w.platform.activate(p, false);
-  if (persisted) (p.frozen = true), (p.life = 'cached'), (p.gone = true);
+  if (persisted) (p.frozen = true), (p.life = 'cached');
   else w.platform.bury(p);
 }
 
@@ -37,7 +38,6 @@ function exit(w: World, p: SimPage, cache: boolean) {
 function restore(w: World, p: SimPage) {
   w.say(`${p.id} restored from bfcache`);
   p.life = 'live';
-  p.gone = false;
   w.loop.thaw(p);
   const first = w.rng.chance(0.5);
   if (first) w.platform.fire(p, 'win', 'pageshow', { persisted: true });
@@ -169,7 +169,8 @@ export function schedule(w: World, count: number): { endAt: number } {
     let tab = 1000;
     for (const b of bindings) w.open(tab++, false, b);
     for (const p of w.pages) if (!p.dead) w.platform.fire(p, 'win', 'online');
-    end.endAt = w.loop.now() + 6 * 60000;
+    // (past the lease, LEASE_MS, after which a tab without Web Locks adopts, and the longest backoff, 60 s)
+    end.endAt = w.loop.now() + 3 * 60000;
   };
   w.open(1);
   next(count);

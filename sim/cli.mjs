@@ -11,6 +11,8 @@ const jiti = createJiti(import.meta.url, { moduleCache: true });
 const { runMany } = await jiti.import('./main.ts');
 const { startDelivery } = await jiti.import(resolve(src, 'delivery/start.ts'));
 const { clearNote } = await jiti.import(resolve(src, 'delivery/exit-note.ts'));
+// Seeds to leave out (`--skip=1,5,26`: those the unmutated code fails, when judging a mutant).
+const skip = new Set(String(args.skip ?? '').split(',').filter(Boolean).map(Number));
 const replay = (s) => `npm run sim -- --seed=${s} --runs=1 --trace${args.src ? ' --src=' + args.src : ''}`;
 const t0 = performance.now();
 const { failed, totals } = await runMany({
@@ -18,6 +20,7 @@ const { failed, totals } = await runMany({
   runs,
   mod: { startDelivery, clearNote },
   stop: !!args.stop,
+  skip,
   onFail(r) {
     console.log(`\nFAIL seed ${r.seed}:\n  ` + r.violations.slice(0, 8).join('\n  ') + (r.violations.length > 8 ? `\n  ... ${r.violations.length - 8} more` : ''));
     if (args.trace) console.log('trace:\n  ' + r.trace.join('\n  '));

@@ -29,6 +29,8 @@ export interface Req {
   done?: boolean;
   /** Handed to the browser (beacon, fetchLater) and lost by it: the page was told it was accepted. */
   lost?: boolean;
+  /** A keepalive request its page had not heard the answer of as it went away (see `handOver`). */
+  handed?: boolean;
 }
 
 /** What the network needs of a page. */
@@ -37,8 +39,6 @@ export interface Page extends Agent {
   inflight: Set<Req>;
   /** Bytes of keepalive requests in flight and of deferred requests pending (one 64 KiB budget, see `budget`). */
   keepalive: number;
-  /** In the back/forward cache (its exit ran). */
-  gone?: boolean;
 }
 
 export const KEEPALIVE_QUOTA = 65536;
@@ -103,9 +103,7 @@ export function createNet(loop: Loop, rng: Rng) {
       if (owned) page.keepalive -= req.bytes;
     };
     const fail = () => {
-      // (a keepalive request of a page that went away, or into the back/forward cache, was counted as handed to the
-      // browser by its exit: the next load deletes what it carried)
-      if (req.via == 'beacon' || req.via == 'later' || (req.via == 'keepalive' && (page.dead || page.gone))) req.lost = true;
+      if (req.via == 'beacon' || req.via == 'later' || req.handed) req.lost = true;
     };
     // Offline: the request fails at once (a network error; a beacon's or deferred request's is lost by the browser).
     if (!state.online) {
@@ -137,6 +135,18 @@ export function createNet(loop: Loop, rng: Rng) {
     poison,
     delivered,
     send,
+    /**
+     * The page goes away (or into the back/forward cache, or dies): its keepalive requests not answered to it yet are
+     * the browser's now; its exit counted them as handed over (the next load deletes what they carry), so one that
+     * fails, or failed unheard, lost its messages by the contract's rule (a browser-confirmed hand-off).
+     */
+    handOver(page: Page) {
+      for (const r of page.inflight)
+        if (r.via == 'keepalive') {
+          r.handed = true;
+          if (r.status != null && (r.status < 200 || r.status > 299)) r.lost = true;
+        }
+    },
     /** The page gave up on a request (its AbortSignal): it is done, and what it never heard is unknowable. */
     abort(req: Req) {
       if (req.done) return;

@@ -4,6 +4,10 @@ import type { Net, Page as NetPage, Req } from './net';
 import { KEEPALIVE_QUOTA } from './net';
 import type { Rng } from './rng';
 import { createLocks } from './locks';
+import { createRng } from './rng';
+
+// A generator of its own for the page's Math.random, so that how often the code draws does not shift the schedule's.
+const createJitter = (seed: number) => createRng(seed).next;
 
 // The browser's platform as the delivery code reads it, per page: fetch, sendBeacon, fetchLater, navigator.onLine,
 // navigator.locks, BroadcastChannel, localStorage, indexedDB, document and window events. Installed as globals
@@ -190,6 +194,10 @@ export function createPlatform(loop: Loop, net: Net, rng: Rng, opts: { fetchLate
     Object.defineProperty(globalThis, k, { get, set: () => {}, configurable: true });
   }
   Date.now = () => (als.getStore() ? loop.now() : realNow());
+  // (the backoff's jitter: from the seed, so a seed replays its run)
+  const realRandom = Math.random;
+  const jitter = createJitter(rng.next() * 4294967296);
+  Math.random = () => (als.getStore() ? jitter() : realRandom());
 
   return {
     storage,
@@ -213,6 +221,7 @@ export function createPlatform(loop: Loop, net: Net, rng: Rng, opts: { fetchLate
     uninstall() {
       for (const [k, d] of saved) d ? Object.defineProperty(globalThis, k, d) : delete (globalThis as Record<string, unknown>)[k];
       Date.now = realNow;
+      Math.random = realRandom;
     },
   };
 }

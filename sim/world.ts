@@ -160,6 +160,7 @@ export function createWorld(seed: number, mod: DeliveryModule) {
   function kill(page: SimPage, how: string) {
     if (page.dead) return;
     say(`${page.id} ${how}`);
+    net.handOver(page);
     platform.activate(page, true);
     platform.bury(page);
   }
