@@ -30,20 +30,22 @@ export const covered = (list: readonly QueueRecord[], inflight: ReadonlyMap<stri
  */
 export function createDeferral(d: DeferralDeps) {
   const p = d._platform;
-  // The deferred request with the browser, and the ids of the records it carries.
-  let pending: (Deferred & { _ids: string[] }) | undefined;
+  // The deferred request with the browser, and the records it carries.
+  let pending: (Deferred & { _records: QueueRecord[] }) | undefined;
   // The page went away (`pagehide`): what this page defers now would leave with it and with the next load too.
   let gone = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
 
-  // Takes the request back; if the browser sent it already, its records leave the queue, as an accepted beacon's do.
+  // Takes the request back; if the browser sent it already, its records leave the queue, and the page hears of it, as
+  // of an accepted beacon's.
   const take = () => {
     p._clearTimeout(timer);
     timer = undefined;
     const taken = pending;
     pending = undefined;
     try {
-      if (taken) taken._sent() ? d._handoff._removed(taken._ids) : taken._abort();
+      if (taken && !taken._sent()) taken._abort();
+      else if (taken) d._handoff._removed(taken._records.map((r) => r.id)), d.emit('delivered', taken._records.map((r) => r.message));
     } catch {
       // (never into the page, nor in the way of the exit hand-off that follows)
     }
@@ -60,7 +62,7 @@ export function createDeferral(d: DeferralDeps) {
       try {
         // (`sentAt`: now, when it is handed over; the browser may send it later, after a crash)
         const deferred = d._transport._defer(d.url, body(group.map((r) => r.message), new Date(p._now()), d.writeKey));
-        pending = { ...deferred, _ids: group.map((r) => r.id) };
+        pending = { ...deferred, _records: group };
         return;
       } catch {
         // (never into the page)
