@@ -111,8 +111,9 @@ function act(w: World) {
       w.net.state.online = !w.net.state.online;
       w.say(w.net.state.online ? 'online' : 'offline');
       if (w.net.state.online) {
-        w.backoff.clear(); // ('online' flushes at once, backoff or not)
-        for (const p of w.pages) if (!p.dead) w.platform.fire(p, 'win', 'online');
+        // ('online' flushes at once, backoff or not: as the page gets the event, which a frozen page gets later)
+        for (const p of w.pages)
+          if (!p.dead) w.loop.dispatch(p, () => w.backoff.forEach((_, k) => k.startsWith(p.id + '01') && w.backoff.delete(k))), w.platform.fire(p, 'win', 'online');
       }
       return;
     case 'api':

@@ -31,6 +31,8 @@ export interface Req {
   lost?: boolean;
   /** A keepalive request its page had not heard the answer of as it went away (see `handOver`). */
   handed?: boolean;
+  /** Its page ran the task that gave it the answer (a frozen page's waits). */
+  heard?: boolean;
 }
 
 /** What the network needs of a page. */
@@ -141,8 +143,8 @@ export function createNet(loop: Loop, rng: Rng) {
      * fails, or failed unheard, lost its messages by the contract's rule (a browser-confirmed hand-off).
      */
     handOver(page: Page) {
-      for (const r of page.inflight)
-        if (r.via == 'keepalive') {
+      for (const r of log)
+        if (r.page == page && r.via == 'keepalive' && !r.heard && !r.handed) {
           r.handed = true;
           if (r.status != null && (r.status < 200 || r.status > 299)) r.lost = true;
         }

@@ -74,6 +74,7 @@ export function createPlatform(loop: Loop, net: Net, rng: Rng, opts: { fetchLate
         const auth = (init.headers as Record<string, string> | undefined)?.Authorization;
         const req = net.send({ page, via: init.keepalive ? 'keepalive' : 'fetch', at: loop.now(), url, bytes, body, auth }, (a) =>
           loop.at(0, () => {
+            req.heard = true;
             if (!a || !a.status) return reject(new TypeError('Failed to fetch'));
             // redirect: 'manual' gives an opaque-redirect filtered response: status 0, no headers
             // (https://fetch.spec.whatwg.org/#concept-filtered-response-opaque-redirect)
@@ -82,6 +83,7 @@ export function createPlatform(loop: Loop, net: Net, rng: Rng, opts: { fetchLate
           }, page),
         );
         init.signal?.addEventListener('abort', () => {
+          req.heard = true;
           net.abort(req);
           // (the page gave up on it without an answer: whatever it carried may have arrived)
           req.unknowable = true;
@@ -170,7 +172,7 @@ export function createPlatform(loop: Loop, net: Net, rng: Rng, opts: { fetchLate
     addEventListener: on('docListeners', true),
     removeEventListener: on('docListeners', false),
   };
-  const window = { get fetchLater() { return cur()?.fetchLater; } };
+  const window = { get fetchLater() { return cur()?.fetchLater; }, addEventListener: on('winListeners', true), removeEventListener: on('winListeners', false) };
   const realTimeout = globalThis.setTimeout;
   const realClear = globalThis.clearTimeout;
   const realFetch = globalThis.fetch;
@@ -179,6 +181,7 @@ export function createPlatform(loop: Loop, net: Net, rng: Rng, opts: { fetchLate
     navigator: () => navigator,
     document: () => document,
     window: () => window,
+    fetchLater: () => cur()?.fetchLater,
     localStorage: () => localStorage,
     indexedDB: () => cur()?.idb,
     BroadcastChannel: () => FakeChannel,
