@@ -18,9 +18,9 @@ export interface LifecycleHandlers {
 /**
  * Whether this page replaces one the browser discarded to save memory (Page Lifecycle,
  * https://wicg.github.io/page-lifecycle/#dom-document-wasdiscarded; Chromium only): no page event ran as that page
- * ended, so what it queued is adopted at once.
+ * ended, so what it queued is adopted at once. False where there is no document (a service worker).
  */
-export const wasDiscarded = () => !!(document as { wasDiscarded?: boolean }).wasDiscarded;
+export const wasDiscarded = () => !!(globalThis as { document?: { wasDiscarded?: boolean } }).document?.wasDiscarded;
 
 /**
  * The one listener of page lifecycle events: `visibilitychange` to hidden, `freeze` and `pagehide` mean exit;

@@ -31,7 +31,8 @@ import { listenLifecycle, wasDiscarded, type LifecycleHandlers } from './lifecyc
 // IndexedDB is not routed: idb-keyval reads the global `indexedDB`; the simulator installs a fresh fake-indexeddb
 // IDBFactory as that global per simulated browser (and swaps it as it switches browsers).
 //
-// A service worker (issue 30) starts delivery with `{...browserPlatform(), _listen: () => () => {}, _storage: note}`:
+// A service worker (issue 30) starts delivery with `{...browserPlatform(), _listen: () => () => {}, _storage: note}`
+// (`browserPlatform` works there: no document, no localStorage, no sendBeacon, each guarded):
 // no page events (it is never hidden; what waits goes on its own timer and at `_flush`), and the exit note kept in a
 // synchronous store of its own (a Map it loads from IndexedDB first, say), or none (`_storage` undefined: it then
 // reads no note, and adopts only after ORPHAN_GRACE_MS like any tab; a page's note in localStorage is out of its reach,

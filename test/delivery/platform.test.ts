@@ -107,3 +107,14 @@ describe('startDelivery on a platform', () => {
     vi.useRealTimers();
   });
 });
+
+describe('browserPlatform in a context without a page (a service worker)', () => {
+  it('is made without document, localStorage or sendBeacon, and says no page was discarded', () => {
+    vi.unstubAllGlobals();
+    vi.stubGlobal('document', undefined);
+    vi.stubGlobal('localStorage', undefined);
+    const p = browserPlatform();
+    expect(p._wasDiscarded).toBe(false);
+    expect(p._storage).toBeUndefined();
+  });
+});
