@@ -52,7 +52,7 @@ function act(w: World) {
   const { rng } = w;
   const pages = live(w);
   const any = pages.length ? rng.pick(pages) : undefined;
-  const kind = rng.weighted({ open: pages.length < 3 ? 3 : 0.3, call: 14, hide: 1.5, show: 1.5, freeze: 1, navigate: 2, back: 1, close: 1.5, crash: 1, thaw: 1.5, discard: 0.7, evict: 0.5, net: 1.5, api: 2, storage: 0.6, consent: 0.25, optout: 0.05, binding: 0.2 });
+  const kind = rng.weighted({ open: pages.length < 3 ? 3 : 0.3, call: 14, hide: 1.5, show: 1.5, freeze: 1, navigate: 2, back: 2, close: 1.5, crash: 1, thaw: 1.5, discard: 0.7, evict: 0.5, net: 1.5, api: 2, storage: 0.6, consent: 0.25, optout: 0.05, binding: 0.2 });
   if (kind == 'open' || !any) return void w.open(Math.max(0, ...w.pages.map((p) => p.tab)) + 1);
   const frozen = w.pages.filter((p) => p.life == 'frozen');
   const cached = w.pages.filter((p) => p.life == 'cached');
@@ -98,9 +98,11 @@ function act(w: World) {
       exit(w, any, rng.chance(0.5));
       return void w.open(any.tab);
     case 'back': {
-      const p = cached.find((c) => c.tab == any.tab);
+      // Back to a cached page: the page its tab shows now (if any) goes away first.
+      const p = cached.length ? rng.pick(cached) : undefined;
       if (!p) return;
-      exit(w, any, rng.chance(0.5));
+      const now = pages.find((q) => q.tab == p.tab);
+      if (now) exit(w, now, rng.chance(0.5));
       return restore(w, p);
     }
     case 'close':

@@ -25,6 +25,7 @@ export function check(w: World): string[] {
   // or never given, a deferred request the browser sent for a page that died without an event.
   for (const [id, count] of delivered) if (count > 1 && !carried.get(id)?.unknowable) out.push(`duplicate: ${id} delivered ${count} times, and no request of it was unknowable`);
   for (const r of log) {
+    if (r.via == 'later' && w.unreachable.has(r.page as never)) continue;
     const binding = r.writeKey + ' ' + r.url;
     for (const id of r.ids) {
       const a = w.accepted.get(id);

@@ -60,6 +60,8 @@ export function createWorld(seed: number, mod: DeliveryModule) {
     /** Ids erased (consent withdrawn, opt-out): none may be sent by a request started after `erasedAt`. */
     erased: new Map<string, number>(),
     optedOutAt: Infinity,
+    /** Pages frozen or cached when an erasure was made (see `erase`). */
+    unreachable: new Set<SimPage>(),
     /** Message id → until when its backoff forbids sending it again (cleared by an 'online' event: a forced flush). */
     backoff: new Map<string, number>(),
     /** Ids whose duplicates a schedule event makes unknowable, beside those of unknowable requests. */
@@ -148,6 +150,10 @@ export function createWorld(seed: number, mod: DeliveryModule) {
     // Every record stored before it is gone from IndexedDB (any tab's): they may be lost.
     for (const a of w.accepted.values()) if (a.at <= now && !w.excused.has(a.id)) w.excused.set(a.id, why);
     for (const r of page.delivery._queue._list()) w.erased.set(r.id, now);
+    // A frozen or cached page runs no script: the erasure reaches it when it runs again (the API layer's consent
+    // check on resume), and what the browser sends for it meanwhile (a deferred request, at its discard) cannot be
+    // taken back: a limitation of deferred fetching, excused here and written up in sim-findings.md.
+    if (page.frozen) w.unreachable.add(page);
     loop.dispatch(page, () => {
       page.delivery!._queue._clear();
       page.delivery!._scheduler._erased();
