@@ -114,7 +114,8 @@ export function createScheduler(d: SchedulerDeps) {
       // Otherwise the browser may have refused the request itself (its keepalive budget, shared with beacons,
       // https://fetch.spec.whatwg.org/#http-network-or-cache-fetch "inflight keepalive bytes"): that is not the
       // server failing, so it goes again at once, without keepalive.
-      if (!tookOver) {
+      // (not once erased meanwhile: nothing erased may leave; sim seed 137, issue 27)
+      if (!tookOver && era == erasures) {
         ids.forEach((id) => inflight.set(id, false));
         // (sent without keepalive, it dies with the page: the deferred request covers it again)
         deferral._cover(inflight, true);
@@ -131,7 +132,8 @@ export function createScheduler(d: SchedulerDeps) {
     }
     // An HTTP answer means this page saw the outcome after all: it deals with noted records itself (removal
     // below, or a retry). A network error keeps the note: the browser may still deliver the request.
-    if (answer._status) handoff._answered(ids, verdict == 'ok');
+    // (a redirect is an answer too: sim seed 232, issue 27)
+    if (answer._status || answer._redirected) handoff._answered(ids, verdict == 'ok');
     const now = p._now();
     const answered = answers._next();
     // Only a failed delivery counts as an attempt (never a split that isolates a bad message); the queue stores it, so

@@ -89,7 +89,7 @@ export function startDelivery(s: DeliverySettings): Delivery {
             p._clearTimeout(adoptTimer);
             const now = p._now();
             let at = due || Infinity;
-            if (tabs._leased()) at = Math.min(at, now + LEASE_MS / 2, left ? left + LEASE_MS : Infinity);
+            if (tabs._leased()) at = Math.min(at, now + LEASE_MS / 2, left ? left + LEASE_MS + 1 : Infinity);
             if (at < Infinity) adoptTimer = p._setTimeout(() => adopt().then(scheduler._notify), at - now);
           })
           .catch(() => {}); // the store is unusable: the queue lives in memory (reported as storage_unavailable)

@@ -622,6 +622,45 @@ describe('createScheduler', () => {
       expect(emit).toHaveBeenCalledWith('delivered', [sent.message]);
     });
 
+    it('a keepalive request that fails without an answer after an erasure is not sent again without keepalive (sim seed 137, issue 27)', async () => {
+      let fail!: (e: unknown) => void;
+      const fetch = vi.fn((..._a: unknown[]) => new Promise((_r, reject) => (fail = reject)));
+      vi.stubGlobal('fetch', fetch);
+      const { scheduler, queue, emit } = setup();
+      queue.records.push(record());
+      const done = scheduler._flush();
+      await drain();
+      expect(fetch).toHaveBeenCalledTimes(1);
+      // consent withdrawn while it is in flight
+      queue.records.length = 0;
+      scheduler._erased();
+      fail(new TypeError('Failed to fetch'));
+      await advance(1);
+      await done;
+      expect(fetch).toHaveBeenCalledTimes(1);
+      expect(emit).not.toHaveBeenCalledWith('delivered', expect.anything());
+    });
+
+    it('a redirect answering a keepalive request an exit noted takes the note back: the page keeps the records to retry (sim seed 232, issue 27)', async () => {
+      stubBeacon(vi.fn(() => true));
+      let answer!: (v: unknown) => void;
+      vi.stubGlobal('fetch', vi.fn((..._a: unknown[]) => new Promise((r) => (answer = r))));
+      const { scheduler, queue } = setup();
+      const r = record();
+      queue.records.push(r);
+      const done = scheduler._flush();
+      await drain();
+      // hidden with the keepalive request in flight: noted as with the browser
+      scheduler._exit('hidden');
+      expect(note()).toEqual([r.id]);
+      scheduler._shown();
+      answer({ status: 0, type: 'opaqueredirect', body: null, headers: { get: () => null } });
+      await done;
+      // (else a page killed now would have the next load delete records never delivered)
+      expect(note()).toBeNull();
+      expect(queue.records).toEqual([r]);
+    });
+
     it('keeps the messages queued during a backoff', async () => {
       const beacon = vi.fn(() => true);
       stubBeacon(beacon);
