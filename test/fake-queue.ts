@@ -22,6 +22,8 @@ export function fakeQueue() {
   return {
     records,
     _list: () => records,
+    // Every record is stored at once here (the real queue's writes: store.ts `writeBehind`).
+    _flushed: () => Promise.resolve(),
     // IndexedDB work: the real queue drops the records from memory and from the store.
     _remove: vi.fn(async (ids: string[]) => drop(ids)),
     // Memory only, as the real queue does.

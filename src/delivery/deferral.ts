@@ -29,20 +29,23 @@ export const covered = (list: readonly QueueRecord[], inflight: ReadonlyMap<stri
  * does nothing: what waits leaves with the next page load, as before.
  */
 export function createDeferral(d: DeferralDeps) {
-  // The deferred request with the browser, and the ids of the records it carries.
-  let pending: (Deferred & { _ids: string[] }) | undefined;
+  const p = d._platform;
+  // The deferred request with the browser, and the records it carries.
+  let pending: (Deferred & { _records: QueueRecord[] }) | undefined;
   // The page went away (`pagehide`): what this page defers now would leave with it and with the next load too.
   let gone = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
 
-  // Takes the request back; if the browser sent it already, its records leave the queue, as an accepted beacon's do.
+  // Takes the request back; if the browser sent it already, its records leave the queue, and the page hears of it, as
+  // of an accepted beacon's.
   const take = () => {
-    clearTimeout(timer);
+    p._clearTimeout(timer);
     timer = undefined;
     const taken = pending;
     pending = undefined;
     try {
-      if (taken) taken._sent() ? d._handoff._removed(taken._ids) : taken._abort();
+      if (taken && !taken._sent()) taken._abort();
+      else if (taken) d._handoff._removed(taken._records.map((r) => r.id)), d.emit('delivered', taken._records.map((r) => r.message));
     } catch {
       // (never into the page, nor in the way of the exit hand-off that follows)
     }
@@ -58,8 +61,8 @@ export function createDeferral(d: DeferralDeps) {
     for (; group.length; group = group.slice(0, group.length >> 1)) {
       try {
         // (`sentAt`: now, when it is handed over; the browser may send it later, after a crash)
-        const deferred = d._transport._defer(d.url, body(group.map((r) => r.message), new Date(), d.writeKey));
-        pending = { ...deferred, _ids: group.map((r) => r.id) };
+        const deferred = d._transport._defer(d.url, body(group.map((r) => r.message), new Date(p._now()), d.writeKey));
+        pending = { ...deferred, _records: group };
         return;
       } catch {
         // (never into the page)
@@ -76,7 +79,7 @@ export function createDeferral(d: DeferralDeps) {
       // (nothing to defer with, Firefox and WebKit: no timer on every call)
       if (!d._transport._defer) return;
       if (!soon) return cover(inflight);
-      timer ||= setTimeout(() => {
+      timer ||= p._setTimeout(() => {
         timer = undefined;
         cover(inflight);
       });

@@ -1,36 +1,40 @@
 import { stringify } from '../message/validate';
+import type { NoteStorage } from './platform';
 
-// The exit note (localStorage): ids handed to the browser as a page went away, written synchronously; the next load
-// (or this page, if it is restored) deletes their records from IndexedDB (see `finishHandoffs`). This file owns its
-// schema: a JSON list of message ids under NOTE_KEY, read by other tabs and by older versions of the library.
+// The exit note (the platform's `_storage`: localStorage in a page): ids handed to the browser as a page went away,
+// written synchronously; the next load (or this page, if it is restored) deletes their records from IndexedDB (see
+// `finishHandoffs`). This file owns its schema: a JSON list of message ids under NOTE_KEY, read by other tabs and by
+// older versions of the library. `s` undefined: the page's own localStorage.
 export const NOTE_KEY = 'svc_sent';
 // Taken when the bundle runs (a page may replace JSON later).
 const parse = JSON.parse;
+// (inside a try: reading `localStorage` throws where storage is blocked, and where there is none)
+const storage = (s?: NoteStorage) => s || localStorage;
 
 /** The ids noted (by this page or another), or none when the note is missing, unreadable or not a list. */
-export const noted = (): string[] => {
+export const noted = (s?: NoteStorage): string[] => {
   try {
-    const ids = parse(localStorage.getItem(NOTE_KEY) || '[]');
+    const ids = parse(storage(s).getItem(NOTE_KEY) || '[]');
     return Array.isArray(ids) ? ids : [];
   } catch {
     return [];
   }
 };
 // False when no note could be written (no localStorage).
-const setNote = (ids: string[]): boolean => {
+const setNote = (ids: string[], s?: NoteStorage): boolean => {
   try {
-    ids.length ? localStorage.setItem(NOTE_KEY, stringify(ids)) : localStorage.removeItem(NOTE_KEY);
+    ids.length ? storage(s).setItem(NOTE_KEY, stringify(ids)) : storage(s).removeItem(NOTE_KEY);
     return true;
   } catch {
     return false;
   }
 };
 /** Adds these ids to what this page or another noted before; false when no note could be written. */
-export const note = (ids: string[]) => setNote([...new Set(noted().concat(ids))]);
+export const note = (ids: string[], s?: NoteStorage) => setNote([...new Set(noted(s).concat(ids))], s);
 /** Takes these ids out of the note, leaving those other pages noted. */
-export const unnote = (ids: string[]) => setNote(noted().filter((id) => ids.indexOf(id) < 0));
+export const unnote = (ids: string[], s?: NoteStorage) => setNote(noted(s).filter((id) => ids.indexOf(id) < 0), s);
 /** Removes the note (what was stored is erased: consent withdrawn or denied, opt-out). */
-export const clearNote = () => void setNote([]);
+export const clearNote = (s?: NoteStorage) => void setNote([], s);
 
 /**
  * What a load must finish of the hand-offs of earlier pages (or of this one, restored): `forget` deletes the noted
@@ -38,7 +42,7 @@ export const clearNote = () => void setNote([]);
  * deletes them again). Ids another page notes meanwhile stay noted. Runs before the store is read for adoption (see
  * delivery/start.ts).
  */
-export function finishHandoffs(forget: (ids: string[]) => Promise<unknown>): Promise<unknown> | undefined {
-  const ids = noted();
-  if (ids.length) return forget(ids).then(() => unnote(ids));
+export function finishHandoffs(forget: (ids: string[]) => Promise<unknown>, s?: NoteStorage): Promise<unknown> | undefined {
+  const ids = noted(s);
+  if (ids.length) return forget(ids).then(() => unnote(ids, s));
 }

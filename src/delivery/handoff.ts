@@ -5,6 +5,7 @@ import type { Message } from '../message/types';
 import { planBatches, body, BODY_OVERHEAD } from './batch';
 import { KEEPALIVE_LIMIT } from './transport';
 import { note, unnote } from './exit-note';
+import type { Platform } from './platform';
 
 /** What the hand-off needs from the rest of the library. */
 export interface HandoffDeps {
@@ -13,6 +14,8 @@ export interface HandoffDeps {
   /** `{apiHost}/v1/batch` */
   url: string;
   writeKey: string;
+  /** The browser's built-ins (platform.ts). */
+  _platform: Platform;
   emit(name: 'delivered', messages: Message[]): void;
 }
 
@@ -26,6 +29,8 @@ export type Handoff = ReturnType<typeof createHandoff>;
  * and the retry state, calls it.
  */
 export function createHandoff(d: HandoffDeps) {
+  const p = d._platform;
+  const store = p._storage;
   // `pagehide` ran: this page hands nothing more to the browser until it is shown again (see `exit`).
   let gone = false;
   // Ids this page noted as handed to the browser: in-flight keepalive requests (until their answer arrives) and
@@ -44,7 +49,7 @@ export function createHandoff(d: HandoffDeps) {
     return removal.then(() => {
       const notedIds = ids.filter((id) => removing.get(id));
       ids.forEach((id) => removing.delete(id));
-      if (notedIds.length) unnote(notedIds);
+      if (notedIds.length) unnote(notedIds, store);
     });
   };
 
@@ -75,7 +80,7 @@ export function createHandoff(d: HandoffDeps) {
       const keptAlive = [...inflight.keys()].filter((id) => inflight.get(id));
       keptAlive.forEach((id) => handed.add(id));
       removing.forEach((_, id) => removing.set(id, true));
-      if (handed.size || removing.size) note([...handed, ...removing.keys()]);
+      if (handed.size || removing.size) note([...handed, ...removing.keys()], store);
       if (gone) return;
       gone = final;
       // (they stay handed to the browser, and noted at every exit, until their answer: see `tookOver`)
@@ -92,7 +97,7 @@ export function createHandoff(d: HandoffDeps) {
         const ids = group.map((r) => r.id);
         const messages = group.map((r) => r.message);
         const takenOut = d._queue._takeOut(ids);
-        const payload = body(messages, new Date(), d.writeKey);
+        const payload = body(messages, new Date(p._now()), d.writeKey);
         // A beacon the browser refused (the keepalive budget is full) is deferred instead where the page is going
         // away: a deferred request has a budget of its own, and the browser sends it as the page goes.
         if (!d._transport._beacon(d.url, payload) && !(final && deferred(d._transport, d.url, payload))) {
@@ -101,7 +106,7 @@ export function createHandoff(d: HandoffDeps) {
         }
         ids.forEach((id) => handed.add(id));
         // Still alive (only hidden), discarded for good, or no note could be written: remove them from IndexedDB now.
-        if (!note(ids) || how != 'cached') {
+        if (!note(ids, store) || how != 'cached') {
           remove(ids, true);
           ids.forEach((id) => handed.delete(id));
         }
@@ -137,13 +142,13 @@ export function createHandoff(d: HandoffDeps) {
      * reloading"). Waiting a task lets that `pagehide` note the request as handed to the browser first.
      */
     async _tookOver(ids: string[]): Promise<boolean> {
-      await new Promise((r) => setTimeout(r));
+      await new Promise<void>((r) => p._setTimeout(r));
       const notedIds = ids.filter((id) => handed.has(id));
       if (gone || !notedIds.length) return !!notedIds.length;
       // Noted at an exit that only hid the page, which lives on: the failure is real, and this page sends them
       // again, so the note is taken back (else a page killed while hidden would have the next load delete them).
       notedIds.forEach((id) => handed.delete(id));
-      unnote(notedIds);
+      unnote(notedIds, store);
       return false;
     },
 
@@ -153,7 +158,7 @@ export function createHandoff(d: HandoffDeps) {
      */
     _answered(ids: string[], delivered: boolean) {
       const notedIds = ids.filter((id) => handed.delete(id));
-      if (notedIds.length) delivered ? remove(notedIds, true) : unnote(notedIds);
+      if (notedIds.length) delivered ? remove(notedIds, true) : unnote(notedIds, store);
     },
   };
 }

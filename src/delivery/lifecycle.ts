@@ -18,9 +18,9 @@ export interface LifecycleHandlers {
 /**
  * Whether this page replaces one the browser discarded to save memory (Page Lifecycle,
  * https://wicg.github.io/page-lifecycle/#dom-document-wasdiscarded; Chromium only): no page event ran as that page
- * ended, so what it queued is adopted at once.
+ * ended, so what it queued is adopted at once. False where there is no document (a service worker).
  */
-export const wasDiscarded = () => !!(document as { wasDiscarded?: boolean }).wasDiscarded;
+export const wasDiscarded = () => !!(globalThis as { document?: { wasDiscarded?: boolean } }).document?.wasDiscarded;
 
 /**
  * The one listener of page lifecycle events: `visibilitychange` to hidden, `freeze` and `pagehide` mean exit;
@@ -29,23 +29,15 @@ export const wasDiscarded = () => !!(document as { wasDiscarded?: boolean }).was
  * before it, as at a hide. Never `unload`/`beforeunload` (they break bfcache,
  * https://web.dev/articles/bfcache#never-use-the-unload-event).
  */
-export function listenLifecycle(handlers: LifecycleHandlers): () => void {
-  const onVisibility = () => (document.visibilityState == 'hidden' ? handlers._exit('hidden') : handlers._resume(false));
-  const onFreeze = () => handlers._exit('hidden');
-  // `persisted`: the page goes into the back/forward cache (https://html.spec.whatwg.org/#the-pagetransitionevent-interface)
-  const onPagehide = (event: PageTransitionEvent) => handlers._exit(event.persisted ? 'cached' : 'discarded');
-  const onPageshow = (event: PageTransitionEvent) => event.persisted && handlers._resume(true);
-  const onOnline = () => handlers._online();
-  document.addEventListener('visibilitychange', onVisibility);
-  document.addEventListener('freeze', onFreeze);
-  addEventListener('pagehide', onPagehide);
-  addEventListener('pageshow', onPageshow);
-  addEventListener('online', onOnline);
-  return () => {
-    document.removeEventListener('visibilitychange', onVisibility);
-    document.removeEventListener('freeze', onFreeze);
-    removeEventListener('pagehide', onPagehide);
-    removeEventListener('pageshow', onPageshow);
-    removeEventListener('online', onOnline);
-  };
+export function listenLifecycle(h: LifecycleHandlers): () => void {
+  const on: [EventTarget, string, (event: any) => unknown][] = [
+    [document, 'visibilitychange', () => (document.visibilityState == 'hidden' ? h._exit('hidden') : h._resume(false))],
+    [document, 'freeze', () => h._exit('hidden')],
+    // `persisted`: the page goes into the back/forward cache (https://html.spec.whatwg.org/#the-pagetransitionevent-interface)
+    [window, 'pagehide', (event: PageTransitionEvent) => h._exit(event.persisted ? 'cached' : 'discarded')],
+    [window, 'pageshow', (event: PageTransitionEvent) => event.persisted && h._resume(true)],
+    [window, 'online', () => h._online()],
+  ];
+  on.forEach(([target, name, fn]) => target.addEventListener(name, fn));
+  return () => on.forEach(([target, name, fn]) => target.removeEventListener(name, fn));
 }

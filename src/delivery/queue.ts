@@ -1,5 +1,6 @@
 import { setMany, delMany, values, clear } from 'idb-keyval';
 import { openStore, writeBehind } from './store';
+import { browserPlatform, type Platform } from './platform';
 import type { AnalyticsError } from '../message/types';
 import { analyticsError } from '../message/errors';
 
@@ -34,9 +35,9 @@ function orphanClock() {
  * This tab's queue: an ordered in-memory list of its records, written through to IndexedDB (one transaction per
  * burst of calls) so a closed page's messages are sent by the next load; falls back to memory when IndexedDB fails.
  */
-export function createQueue(owner: string, bounds: QueueBounds, events: QueueEvents, source?: string) {
+export function createQueue(owner: string, bounds: QueueBounds, events: QueueEvents, source?: string, p: Platform = browserPlatform()) {
   const records: QueueRecord[] = [];
-  const persist = openStore(events._fallback);
+  const persist = openStore(events._fallback, p);
   let bytes = 0;
   const orphanDue = orphanClock();
   // Records removed for good (delivered, refused, expired): a pending write must not bring them back.
@@ -166,7 +167,7 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
      * not yet adopted may be (`_due`, 0 when none): the caller looks again then.
      */
     async _adopt(isOrphan: (r: QueueRecord) => boolean, graceMs = 0, held: () => boolean = () => true): Promise<{ _left: number; _due: number }> {
-      const now = Date.now();
+      const now = p._now();
       const all = ((await persist((idb) => values<QueueRecord>(idb))) || []).filter((r) => r && r.id && r.message);
       // Another write key's or host's records are not ours to send, or to count: they wait for a page with theirs,
       // and are deleted here once older than this page's bound (none may come again).

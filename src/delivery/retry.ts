@@ -38,3 +38,39 @@ export function nextDelay(attempt: number, header: string | null | undefined, no
   const ra = retryAfter(header, now);
   return ra ?? backoff(attempt, random);
 }
+
+/**
+ * What the scheduler learnt of the API's answers in this page: what tells a bad message from a failing endpoint (the
+ * answers so far, the number of the last 2xx, and that of the first 400, 413 or 422 each record got), and whether a
+ * redirect was reported yet.
+ */
+export function createAnswers() {
+  let answers = 0;
+  let lastOk = 0;
+  let redirected = false;
+  const refused = new Map<string, number>();
+  return {
+    /** Counts an answer: its number. */
+    _next: () => ++answers,
+    /** Answer `n` was a 2xx for these ids. */
+    _ok(ids: string[], n: number) {
+      lastOk = n;
+      ids.forEach((id) => refused.delete(id));
+    },
+    /** Answer `n` refused these ids (400, 413, 422): the first refusal of each is kept. */
+    _refused(ids: string[], n: number) {
+      for (const id of ids) refused.get(id) || refused.set(id, n);
+    },
+    /**
+     * Whether `id`, refused alone, is a bad message: only if the API accepted a request sent since it was first
+     * refused (until then the endpoint may be what fails). It is forgotten then.
+     */
+    _bad(id: string): boolean {
+      if (lastOk < refused.get(id)!) return false;
+      refused.delete(id);
+      return true;
+    },
+    /** True the first time only: a redirect is reported once a page. */
+    _firstRedirect: () => !redirected && (redirected = true),
+  };
+}

@@ -5,9 +5,10 @@ import type { ExitKind } from './lifecycle';
 import type { Handoff, HandoffDeps } from './handoff';
 import { planBatches, body } from './batch';
 import { createDeferral } from './deferral';
-import { classify, nextDelay } from './retry';
+import { classify, createAnswers, nextDelay } from './retry';
 import { byteLength } from '../message/validate';
 import { analyticsError } from '../message/errors';
+import type { Platform } from './platform';
 
 /**
  * What the scheduler needs from the rest of the library: what the hand-off needs (it sends too), and the hand-off.
@@ -23,16 +24,16 @@ export interface SchedulerDeps extends HandoffDeps {
 }
 
 // One timer that fires at the earliest time it was armed for (never later than asked).
-function alarm(fire: () => void) {
+function alarm(fire: () => void, p: Platform) {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let due = Infinity;
   return (ms: number) => {
     ms = Math.max(0, ms);
-    const at = Date.now() + ms;
+    const at = p._now() + ms;
     if (timer && due <= at) return;
-    clearTimeout(timer);
+    p._clearTimeout(timer);
     due = at;
-    timer = setTimeout(() => {
+    timer = p._setTimeout(() => {
       timer = undefined;
       due = Infinity;
       fire();
@@ -49,10 +50,11 @@ function alarm(fire: () => void) {
  * calls the hand-off (handoff.ts) with what it has in flight. What waits is covered by a deferred request (deferral.ts) meanwhile.
  */
 export function createScheduler(d: SchedulerDeps) {
-  // When this page last sent a request (a message stored after a quiet spell goes out at once) and until when it backs
-  // off; and what tells a bad message from a failing endpoint (see `send`): the answers so far, the number of the last
-  // 2xx, and that of the first 400, 413 or 422 each record got.
-  const times = { _sent: -Infinity, _retryUntil: 0, _answers: 0, _ok: 0, _refused: new Map<string, number>(), _redirected: false };
+  // When this page last sent a request (a message stored after a quiet spell goes out at once), and until when it backs
+  // off; what tells a bad message from a failing endpoint (see `send`).
+  let sent = -Infinity;
+  let retryUntil = 0;
+  const answers = createAnswers();
   let chain: Promise<void> = Promise.resolve();
   // Passes queued or running: a message stored meanwhile joins them rather than starting a request of its own.
   let passes = 0;
@@ -61,12 +63,12 @@ export function createScheduler(d: SchedulerDeps) {
   const inflight = new Map<string, boolean>();
   // Erasures so far (see `_erased`): a request sent before one deals with no records and notes nothing as it ends.
   let erasures = 0;
-  const { _handoff: handoff } = d;
+  const { _handoff: handoff, _platform: p } = d;
   const deferral = createDeferral(d);
 
-  const offline = () => !navigator.onLine;
+  const offline = () => !p._onLine();
   const waiting = () => d._queue._list().filter((r) => !inflight.has(r.id));
-  const arm = alarm(() => flush(false));
+  const arm = alarm(() => flush(false), p);
   // Runs after every call, so it stays O(1): the oldest record decides the interval.
   const plan = () => {
     // (after this task: once for a burst of calls, and after the requests of a pass)
@@ -74,11 +76,11 @@ export function createScheduler(d: SchedulerDeps) {
     const list = d._queue._list();
     const count = list.length - inflight.size;
     if (count <= 0) return;
-    const now = Date.now();
-    if (now < times._retryUntil) arm(times._retryUntil - now);
+    const now = p._now();
+    if (now < retryUntil) arm(retryUntil - now);
     // Nothing in flight and nothing sent for an interval: the first message of a quiet spell goes at once (what
     // arrives meanwhile waits for its answer, or for the interval, and goes in one batch).
-    else if (count >= d.flushAt || (!inflight.size && !passes && now - times._sent >= d.flushInterval)) arm(0);
+    else if (count >= d.flushAt || (!inflight.size && !passes && now - sent >= d.flushInterval)) arm(0);
     else {
       // In-flight records are the oldest; the interval runs from the oldest one still waiting.
       let i = 0;
@@ -93,14 +95,14 @@ export function createScheduler(d: SchedulerDeps) {
     const batch = planned.filter((r) => queued.has(r));
     if (!batch.length) return true;
     const messages = batch.map((r) => r.message);
-    const payload = body(messages, new Date());
+    const payload = body(messages, new Date(p._now()));
     const bytes = byteLength(payload);
     const ids = batch.map((r) => r.id);
     const keepalive = d._transport._fits(bytes);
     ids.forEach((id) => inflight.set(id, keepalive));
     // A keepalive request outlives the page: the deferred request no longer carries its messages.
     deferral._cover(inflight, true);
-    times._sent = Date.now();
+    sent = p._now();
     const era = erasures;
     const post = (keepalive: boolean) => d._transport._post(d.url, d.writeKey, payload, bytes, keepalive);
     let answer = await post(keepalive);
@@ -112,7 +114,8 @@ export function createScheduler(d: SchedulerDeps) {
       // Otherwise the browser may have refused the request itself (its keepalive budget, shared with beacons,
       // https://fetch.spec.whatwg.org/#http-network-or-cache-fetch "inflight keepalive bytes"): that is not the
       // server failing, so it goes again at once, without keepalive.
-      if (!tookOver) {
+      // (not once erased meanwhile: nothing erased may leave; sim seed 137, issue 27)
+      if (!tookOver && era == erasures) {
         ids.forEach((id) => inflight.set(id, false));
         // (sent without keepalive, it dies with the page: the deferred request covers it again)
         deferral._cover(inflight, true);
@@ -129,34 +132,38 @@ export function createScheduler(d: SchedulerDeps) {
     }
     // An HTTP answer means this page saw the outcome after all: it deals with noted records itself (removal
     // below, or a retry). A network error keeps the note: the browser may still deliver the request.
-    if (answer._status) handoff._answered(ids, verdict == 'ok');
-    const now = Date.now();
-    const answered = ++times._answers;
+    // (a redirect is an answer too: sim seed 232, issue 27)
+    if (answer._status || answer._redirected) handoff._answered(ids, verdict == 'ok');
+    const now = p._now();
+    const answered = answers._next();
     // Only a failed delivery counts as an attempt (never a split that isolates a bad message); the queue stores it, so
     // backoff goes on where it was in the page or tab that sends these records next. That of a request a page exit
     // took over is counted but not stored: the note names its records (the next load deletes them), and the page may
     // be going into the back/forward cache, where IndexedDB work gets it evicted (see handoff.ts).
     const retry = () => {
-      const delay = nextDelay(d._queue._failed(ids, !tookOver), answer._retryAfter, now);
-      times._retryUntil = now + delay;
+      const delay = nextDelay(d._queue._failed(ids, !tookOver), answer._retryAfter, now, p._random);
+      retryUntil = now + delay;
       d.emit('retry', { status: answer._status, delay, messageIds: ids });
       // (said once a page: the site must point apiHost at the address that answers)
-      if (answer._redirected && !times._redirected)
-        (times._redirected = true), d.report(analyticsError('delivery_redirected', 'the API answered a redirect, which is not followed: messages stay queued; point apiHost at the address that answers', ids));
+      if (answer._redirected && answers._firstRedirect())
+        d.report(analyticsError('delivery_redirected', 'the API answered a redirect, which is not followed: messages stay queued; point apiHost at the address that answers', ids));
     };
     if (verdict == 'ok') {
-      times._retryUntil = 0;
-      times._ok = answered;
-      ids.forEach((id) => times._refused.delete(id));
+      retryUntil = 0;
+      answers._ok(ids, answered);
       // (the page may go away before the delete commits: the hand-off notes them then)
       await handoff._removed(ids);
+      // Not before the call that queued them resolved (its record stored, its own event emitted): the API can answer
+      // before a write that waits behind another (store.ts `writeBehind`), and a page that shows its calls would hear
+      // of the delivery before the call (issue 27, e2e/demo.spec.ts; test/delivery/delivered-order.test.ts).
+      await d._queue._flushed();
       d.emit('delivered', messages);
       return true;
     }
     if (verdict == 'retry') return retry(), false;
     // A 400, 413 or 422 blames a message: halves go out at once until the bad one is alone; good ones are delivered
     // meanwhile.
-    for (const id of ids) times._refused.get(id) || times._refused.set(id, answered);
+    answers._refused(ids, answered);
     if (batch.length > 1) {
       const half = Math.ceil(batch.length / 2);
       return (await send(batch.slice(0, half))) && send(batch.slice(half));
@@ -164,8 +171,7 @@ export function createScheduler(d: SchedulerDeps) {
     // Alone, it is the bad one only if the API accepted a request sent since it was first refused (another half of
     // its batch, or a later message): until then the endpoint may be what fails (a proxy, a gateway), and it is kept
     // and retried (a message leaves the queue only after a 2xx); the rest of the pass goes on.
-    if (times._ok < times._refused.get(ids[0])!) return retry(), true;
-    times._refused.delete(ids[0]);
+    if (!answers._bad(ids[0])) return retry(), true;
     await handoff._removed(ids);
     d.report(analyticsError('delivery_rejected', `status ${answer._status}: the API refused message ${ids[0]}; dropped`, ids));
     return true;
@@ -173,14 +179,14 @@ export function createScheduler(d: SchedulerDeps) {
 
   const pass = async (force: boolean) => {
     if (offline()) return; // `online` resumes
-    if (!force && Date.now() < times._retryUntil) return plan();
+    if (!force && p._now() < retryUntil) return plan();
     // Each tab sends its own records, so no lock between tabs is needed (asking for one delays the first event: a
     // page's first IndexedDB open holds up Web Locks grants in Chromium, e2e/delivery.spec.ts "the first message of
     // a quiet spell"). Once the page left (it may be restored), the rest waits: another tab may adopt and send them.
     const alive = d._tabs._alive();
     // Without Web Locks another tab adopts a record once it is older than the lease, even from a tab that lives (in a
     // long outage, offline): what another tab took is let go first (only such old records can have been taken).
-    const now = Date.now();
+    const now = p._now();
     if (d._tabs._leased() && waiting().some((r) => now - r.queuedAt > LEASE_MS)) await d._queue._reconcile();
     for (const batch of planBatches(waiting())) if (!alive() || !(await send(batch))) break;
     plan();
@@ -210,7 +216,7 @@ export function createScheduler(d: SchedulerDeps) {
       // (Offline or in a backoff the hand-off sends nothing, and what waits stays stored for the next load: a deferred
       // request left with the browser would deliver it too, and that load would send it again.)
       deferral._take(how != 'hidden');
-      handoff._exit(how, inflight, offline() || Date.now() < times._retryUntil);
+      handoff._exit(how, inflight, offline() || p._now() < retryUntil);
       deferral._cover(inflight);
     },
     /**

@@ -6,8 +6,8 @@ import { createTabs, LEASE_MS, ORPHAN_GRACE_MS } from './tabs';
 import { createTransport } from './transport';
 import { createHandoff } from './handoff';
 import { createScheduler, type Scheduler } from './scheduler';
-import { listenLifecycle, wasDiscarded } from './lifecycle';
 import { finishHandoffs } from './exit-note';
+import { browserPlatform, type NoteStorage, type Platform } from './platform';
 
 /** What delivery needs to start: where and how to send, and who to tell. */
 export interface DeliverySettings {
@@ -24,6 +24,8 @@ export interface DeliverySettings {
   open(): boolean;
   report(error: AnalyticsError): void;
   emit(name: string, ...args: unknown[]): void;
+  /** The built-ins delivery uses (platform.ts); the browser's by default. */
+  platform?: Platform;
 }
 
 /** Storage and delivery, started: `ready` resolves once the stored queue was read (and orphans adopted). */
@@ -38,8 +40,8 @@ export interface Delivery {
  * notes name records the browser was given, which must be deleted, not adopted and sent again. Runs under the tabs'
  * lock (`tabs._exclusive`), which gives `held`.
  */
-export async function adoptOrphans(queue: Queue, isOrphan: (r: QueueRecord) => boolean, graceMs = 0, held?: () => boolean) {
-  await finishHandoffs(queue._forget);
+export async function adoptOrphans(queue: Queue, isOrphan: (r: QueueRecord) => boolean, graceMs = 0, held?: () => boolean, note?: NoteStorage) {
+  await finishHandoffs(queue._forget, note);
   return queue._adopt(isOrphan, graceMs, held);
 }
 
@@ -49,9 +51,10 @@ export async function adoptOrphans(queue: Queue, isOrphan: (r: QueueRecord) => b
  */
 export function startDelivery(s: DeliverySettings): Delivery {
   const { identity, owner, report } = s;
+  const p = s.platform || browserPlatform();
   identity._persist();
   // Another tab's lock was released (that tab is gone): its records are orphans, adopted now.
-  const tabs = createTabs(owner, () => adopt().then(scheduler._notify));
+  const tabs = createTabs(owner, () => adopt().then(scheduler._notify), p);
   let fellBack = false;
   const queue = createQueue(
     owner,
@@ -65,10 +68,11 @@ export function startDelivery(s: DeliverySettings): Delivery {
     },
     // The records' binding (CONTRACT section 6): the write key is in the page's source already, so kept as it is.
     s.writeKey + ' ' + s.url,
+    p,
   );
-  const transport = createTransport();
-  const handoff = createHandoff({ ...s, _queue: queue, _transport: transport });
-  const scheduler = createScheduler({ ...s, _queue: queue, _tabs: tabs, _transport: transport, _handoff: handoff });
+  const transport = createTransport(p);
+  const handoff = createHandoff({ ...s, _queue: queue, _transport: transport, _platform: p });
+  const scheduler = createScheduler({ ...s, _queue: queue, _tabs: tabs, _transport: transport, _handoff: handoff, _platform: p });
   tabs._enter();
   // Under the tabs' lock, so two tabs never adopt the same orphan, and only after ORPHAN_GRACE_MS (see
   // `queue._adopt`). Without Web Locks nothing tells us when a tab dies: look again when the oldest record left to
@@ -80,19 +84,19 @@ export function startDelivery(s: DeliverySettings): Delivery {
     !s.open()
       ? Promise.resolve()
       : tabs
-          ._exclusive((held) => tabs._orphans().then((isOrphan) => adoptOrphans(queue, isOrphan, graceMs, held)))
+          ._exclusive((held) => tabs._orphans().then((isOrphan) => adoptOrphans(queue, isOrphan, graceMs, held, p._storage)))
           .then(({ _left: left, _due: due }) => {
-            clearTimeout(adoptTimer);
-            const now = Date.now();
+            p._clearTimeout(adoptTimer);
+            const now = p._now();
             let at = due || Infinity;
-            if (tabs._leased()) at = Math.min(at, now + LEASE_MS / 2, left ? left + LEASE_MS : Infinity);
-            if (at < Infinity) adoptTimer = setTimeout(() => adopt().then(scheduler._notify), at - now);
+            if (tabs._leased()) at = Math.min(at, now + LEASE_MS / 2, left ? left + LEASE_MS + 1 : Infinity);
+            if (at < Infinity) adoptTimer = p._setTimeout(() => adopt().then(scheduler._notify), at - now);
           })
           .catch(() => {}); // the store is unusable: the queue lives in memory (reported as storage_unavailable)
   // A page that replaces a discarded one (the same tab) adopts what that page left at once: it ended without a page
   // event, so no note of it can come late.
-  const ready = adopt(wasDiscarded() ? 0 : ORPHAN_GRACE_MS);
-  listenLifecycle({
+  const ready = adopt(p._wasDiscarded ? 0 : ORPHAN_GRACE_MS);
+  p._listen({
     _exit(how) {
       scheduler._exit(how);
       if (how != 'hidden') tabs._leave();

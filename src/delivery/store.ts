@@ -1,5 +1,6 @@
 import { createStore, clear, type UseStore } from 'idb-keyval';
 import type { QueueRecord } from './records';
+import type { Platform } from './platform';
 
 // The queue's IndexedDB store (queue.ts keeps the records): opening it, writing through to it, emptying it.
 
@@ -41,7 +42,7 @@ export function clearStored(): Promise<void> {
 
 // The queue's IndexedDB store while it works: `persist` runs an operation on it and never rejects; any failure
 // (including a synchronous throw from `indexedDB.open`) leaves the queue in memory from then on, told by `fallback`.
-export function openStore(fallback: (error: unknown) => void) {
+export function openStore(fallback: (error: unknown) => void, p: Platform) {
   let store: UseStore | undefined;
   try {
     store = typeof indexedDB != 'undefined' ? committingStore() : undefined;
@@ -55,12 +56,12 @@ export function openStore(fallback: (error: unknown) => void) {
   // `open` that never settles (a stalled profile, Safari 14's bug) would otherwise leave every call's promise, `ready`
   // and `flush` pending for the page's life.
   let answered = false;
-  const first = <T>(p: Promise<T>) =>
+  const first = <T>(q: Promise<T>) =>
     answered
-      ? p
+      ? q
       : new Promise<T>((resolve, reject) => {
-          const timer = setTimeout(() => reject(new Error(`no answer within ${OPEN_TIMEOUT_MS} ms`)), OPEN_TIMEOUT_MS);
-          p.then((v) => ((answered = true), resolve(v)), reject).finally(() => clearTimeout(timer));
+          const timer = p._setTimeout(() => reject(new Error(`no answer within ${OPEN_TIMEOUT_MS} ms`)), OPEN_TIMEOUT_MS);
+          q.then((v) => ((answered = true), resolve(v)), reject).finally(() => p._clearTimeout(timer));
         });
   return <T>(op: (s: UseStore) => Promise<T>): Promise<T | void> =>
     Promise.resolve()

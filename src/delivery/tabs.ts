@@ -1,4 +1,5 @@
 import type { QueueRecord } from './queue';
+import { browserPlatform, type Platform } from './platform';
 
 const PREFIX = 'svc-analytics:';
 /** Without Web Locks, another tab's record is taken over after this long (a live tab sends well within it). */
@@ -12,13 +13,8 @@ export const ORPHAN_GRACE_MS = 1500;
 // The Web Locks API where it works: a lock manager (created at load, in a browser only) that is dropped, as if
 // missing, once a request or query rejects or throws before it was granted (a SecurityError where storage is
 // blocked: sandboxed frames, "block all cookies").
-function lockManager() {
-  let locks: LockManager | undefined;
-  try {
-    locks = navigator.locks;
-  } catch {
-    // a getter that throws: as if missing
-  }
+function lockManager(p: Platform) {
+  let locks = p._locks;
   const unusable = () => (locks = undefined);
   return {
     _usable: () => !!locks,
@@ -44,7 +40,7 @@ type Locks = ReturnType<typeof lockManager>;
 
 // This tab's watches on the other tabs' locks (pending lock requests, ended when this page leaves), learnt of from the
 // lock manager and a BroadcastChannel: `gone` runs once one is granted (that tab is gone).
-function watchTabs(id: string, locks: Locks, gone: () => void) {
+function watchTabs(id: string, locks: Locks, gone: () => void, p: Platform) {
   let channel: BroadcastChannel | undefined;
   let watches: AbortController | undefined;
   const watched = new Set<string>();
@@ -70,7 +66,7 @@ function watchTabs(id: string, locks: Locks, gone: () => void) {
     _hello() {
       try {
         channel?.close();
-        channel = new BroadcastChannel(PREFIX + 'tabs');
+        channel = p._channel(PREFIX + 'tabs');
         channel.onmessage = (e) => {
           const m = e.data;
           if (m && typeof m.hello == 'string') {
@@ -106,9 +102,9 @@ const tabLock = (tab: string) => PREFIX + 'tab:' + tab;
  * Where Web Locks are missing, or exist and reject (a SecurityError where storage is blocked: sandboxed frames,
  * "block all cookies"), a record of another tab counts as orphaned once it is older than `LEASE_MS`.
  */
-export function createTabs(id: string, gone: () => void) {
-  const locks = lockManager();
-  const others = watchTabs(id, locks, gone);
+export function createTabs(id: string, gone: () => void, p: Platform = browserPlatform()) {
+  const locks = lockManager(p);
+  const others = watchTabs(id, locks, gone, p);
   let release: (() => void) | undefined;
   // Settles when this page leaves: work still running then lets go of the lock (see `exclusive`).
   let left!: Promise<void>;
@@ -142,7 +138,7 @@ export function createTabs(id: string, gone: () => void) {
     },
     /** A test of whether a record's owner is gone (so this tab may adopt it). */
     async _orphans(): Promise<(r: QueueRecord) => boolean> {
-      const now = Date.now();
+      const now = p._now();
       const snapshot = await locks._query();
       if (!snapshot) return (r) => r.owner != id && now - r.queuedAt > LEASE_MS;
       const alive = new Set((snapshot.held || []).map((l) => l.name));

@@ -1,3 +1,5 @@
+import { browserPlatform, type Platform } from './platform';
+
 /** The answer to one request: its HTTP status (0 for a network error or time-out) and `Retry-After`. */
 export interface Answer {
   _status: number;
@@ -23,24 +25,12 @@ export interface Deferred {
 }
 
 /**
- * The only caller of `fetch`, `sendBeacon` and `fetchLater`. They are taken when the library loads, so a page that
- * later wraps, replaces or breaks them (a polyfill, a monkey-patch) cannot lose or change our requests.
+ * The only caller of `fetch`, `sendBeacon` and `fetchLater`, the platform's (platform.ts: taken when the library
+ * loads, so a page that later wraps, replaces or breaks them cannot lose or change our requests).
  */
-export function createTransport() {
-  const fetchRef = fetch;
-  const nav = navigator;
-  const sendBeacon = nav.sendBeacon;
-  // Deferred fetching (https://fetch.spec.whatwg.org/#deferred-fetch): Chromium 135 and later, in secure contexts.
-  // (a real function: where it is missing, an element named fetchLater could stand in for it)
-  // Only the browser's own: a page's stand-in (a no-op shim, a polyfill that sends at once) would lose or repeat
-  // what it is given.
-  const later = (window as any).fetchLater;
-  let fetchLater: ((url: string, init: RequestInit) => { activated: boolean }) | undefined;
-  try {
-    if (typeof later == 'function' && /\{\s*\[native code\]\s*\}$/.test(Function.prototype.toString.call(later))) fetchLater = later;
-  } catch {
-    // a page that broke Function.prototype.toString: no deferred delivery
-  }
+export function createTransport(p: Platform = browserPlatform()) {
+  const fetchRef = p._fetch;
+  const fetchLater = p._fetchLater;
   // Keepalive bytes this page has in flight: a request that would pass the browser's budget goes without keepalive.
   let keepaliveBytes = 0;
 
@@ -55,7 +45,7 @@ export function createTransport() {
     async _post(url: string, writeKey: string, body: string, bytes: number, keepalive: boolean): Promise<Answer> {
       if (keepalive) keepaliveBytes += bytes;
       const controller = new AbortController();
-      const timer = setTimeout(() => controller.abort(), TIMEOUT_MS);
+      const timer = p._setTimeout(() => controller.abort(), TIMEOUT_MS);
       try {
         const response = await fetchRef(url, {
           method: 'POST',
@@ -80,7 +70,7 @@ export function createTransport() {
       } catch {
         return { _status: 0, _retryAfter: null };
       } finally {
-        clearTimeout(timer);
+        p._clearTimeout(timer);
         if (keepalive) keepaliveBytes -= bytes;
       }
     },
@@ -91,7 +81,7 @@ export function createTransport() {
      */
     _beacon(url: string, body: string): boolean {
       try {
-        return sendBeacon.call(nav, url, body);
+        return p._sendBeacon(url, body);
       } catch {
         // missing, or throwing (a URL it cannot use, https://w3c.github.io/beacon/#sendbeacon-method; a blocked API):
         // try keepalive fetch, whose acceptance cannot be known now

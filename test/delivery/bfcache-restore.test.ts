@@ -2,6 +2,7 @@
 // was cached: nothing of it is sent before `queue._reconcile()` has read the store, not even by a retry timer that
 // became overdue in the cache (found by review 5, finding 2).
 import { URL_, api, sentIds } from './api-stub';
+import { browserPlatform } from '../../src/delivery/platform';
 import { afterEach, expect, it, vi } from 'vitest';
 import { createQueue, DEFAULT_BOUNDS } from '../../src/delivery/queue';
 import { createTabs } from '../../src/delivery/tabs';
@@ -37,7 +38,7 @@ it('a page cached in a backoff, whose record another tab adopted and delivered, 
   api.status = 200;
   const qB = createQueue('B', DEFAULT_BOUNDS, { _expired: vi.fn(), _fallback: vi.fn() }, 'wk ' + URL_);
   const tB = createTabs('B', () => {});
-  const dB = { _queue: qB, _tabs: tB, _transport: createTransport(), url: URL_, writeKey: 'wk', flushAt: 20, flushInterval: 1000, report: vi.fn(), emit: vi.fn() };
+  const dB = { _queue: qB, _tabs: tB, _transport: createTransport(), _platform: browserPlatform(), url: URL_, writeKey: 'wk', flushAt: 20, flushInterval: 1000, report: vi.fn(), emit: vi.fn() };
   const sB = createScheduler({ ...dB, _handoff: createHandoff(dB) });
   await adoptOrphans(qB, await tB._orphans(), 0);
   await sB._flush();

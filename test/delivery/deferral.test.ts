@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { browserPlatform } from '../../src/delivery/platform';
 import { covered, createDeferral } from '../../src/delivery/deferral';
 import { BODY_OVERHEAD } from '../../src/delivery/batch';
 import type { Handoff } from '../../src/delivery/handoff';
@@ -32,17 +33,19 @@ function setup(refuse: (body: string) => boolean = () => false, missing = false)
     return { _abort: () => void (h.aborted = true), _sent: () => h.sent };
   });
   const handoff = { _removed: vi.fn((ids: string[]) => queue._remove(ids)) };
+  const emit = vi.fn();
   const deferral = createDeferral({
     _queue: queue as unknown as Queue,
     _transport: { _defer: missing ? undefined : defer } as unknown as Transport,
+    _platform: browserPlatform(),
     _handoff: handoff as unknown as Handoff,
     url: URL_,
     writeKey: KEY,
-    emit: vi.fn(),
+    emit,
   });
   // The requests the browser would send if the page died now.
   const live = () => held.filter((h) => !h.aborted && !h.sent);
-  return { queue, held, live, defer, handoff, deferral };
+  return { queue, held, live, defer, handoff, deferral, emit };
 }
 
 beforeEach(() => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] }));
@@ -178,8 +181,8 @@ describe('createDeferral', () => {
       expect(live()).toHaveLength(1);
     });
 
-    it('removes the records of a request the browser sent already, and does not send them again', () => {
-      const { deferral, queue, held, handoff, live } = setup();
+    it("removes the records of a request the browser sent already, and does not send them again; the page hears 'delivered'", () => {
+      const { deferral, queue, held, handoff, live, emit } = setup();
       const [a, b] = [record(), record()];
       queue.records.push(a);
       deferral._cover(NONE);
@@ -187,6 +190,7 @@ describe('createDeferral', () => {
       queue.records.push(b);
       deferral._cover(NONE);
       expect(handoff._removed).toHaveBeenCalledWith([a.id]);
+      expect(emit.mock.calls).toEqual([['delivered', [a.message]]]);
       expect(held[0].aborted).toBe(false);
       expect(queue.records).toEqual([b]);
       expect(live().map((h) => batchIds(h.body))).toEqual([[b.id]]);

@@ -1,4 +1,5 @@
 import 'fake-indexeddb/auto';
+import { browserPlatform } from '../../src/delivery/platform';
 import { IDBFactory } from 'fake-indexeddb';
 import { createStore, values } from 'idb-keyval';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -22,6 +23,7 @@ function setup(beacon: (url: string, body: string) => boolean = () => true, over
   const handoff = createHandoff({
     _queue: queue as unknown as Queue,
     _transport: transport as unknown as Transport,
+    _platform: browserPlatform(),
     url: URL_,
     writeKey: KEY,
     emit,

@@ -2,6 +2,7 @@
 // record once it is older than the lease, even from a tab that still lives and holds it (a long outage, offline). The
 // tab that held it must then not send it too (found by review 5, finding 3).
 import { URL_, api, sentIds } from './api-stub';
+import { browserPlatform } from '../../src/delivery/platform';
 import { expect, it, vi } from 'vitest';
 import { createQueue, DEFAULT_BOUNDS } from '../../src/delivery/queue';
 import { createTabs, LEASE_MS } from '../../src/delivery/tabs';
@@ -14,7 +15,7 @@ import type { Message } from '../../src/message/types';
 function tab(owner: string) {
   const queue = createQueue(owner, DEFAULT_BOUNDS, { _expired: vi.fn(), _fallback: vi.fn() }, 'wk ' + URL_);
   const tabs = createTabs(owner, () => {});
-  const deps = { _queue: queue, _tabs: tabs, _transport: createTransport(), url: URL_, writeKey: 'wk', flushAt: 20, flushInterval: 1000, report: vi.fn(), emit: vi.fn() };
+  const deps = { _queue: queue, _tabs: tabs, _transport: createTransport(), _platform: browserPlatform(), url: URL_, writeKey: 'wk', flushAt: 20, flushInterval: 1000, report: vi.fn(), emit: vi.fn() };
   const scheduler = createScheduler({ ...deps, _handoff: createHandoff(deps) });
   tabs._enter();
   return { queue, tabs, scheduler };

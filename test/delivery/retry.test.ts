@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { backoff, BASE_DELAY, classify, MAX_DELAY, MAX_RETRY_AFTER, nextDelay, retryAfter } from '../../src/delivery/retry';
+import { createAnswers } from '../../src/delivery/retry';
 
 describe('classify', () => {
   it('treats 2xx as delivered', () => {
@@ -105,5 +106,49 @@ describe('nextDelay', () => {
   it('falls back to backoff without a readable Retry-After', () => {
     expect(nextDelay(3, null, now, () => 0)).toBe(backoff(3, () => 0));
     expect(nextDelay(3, 'garbage', now, () => 0)).toBe(2000);
+  });
+});
+
+describe('createAnswers', () => {
+  it('numbers the answers from 1', () => {
+    const a = createAnswers();
+    expect([a._next(), a._next(), a._next()]).toEqual([1, 2, 3]);
+  });
+
+  it('blames a message refused alone only once a 2xx came after its first refusal (never at the same answer)', () => {
+    const a = createAnswers();
+    a._refused(['x', 'y'], a._next()); // answer 1 refuses both
+    expect(a._bad('x')).toBe(false); // nothing accepted since: the endpoint may be failing
+    a._ok(['z'], a._next()); // answer 2: a 2xx
+    a._refused(['x'], a._next()); // answer 3: x again; its first refusal (1) stays
+    expect(a._bad('x')).toBe(true);
+    // forgotten once blamed: refused again at answer 4, with the last 2xx at 2, it is not blamed
+    a._refused(['x'], a._next());
+    expect(a._bad('x')).toBe(false);
+  });
+
+  it('a 2xx at the very answer that first refused a message does not blame it', () => {
+    const a = createAnswers();
+    const n = a._next();
+    a._refused(['x'], n);
+    a._ok(['w'], n);
+    expect(a._bad('x')).toBe(true); // lastOk (n) is not below the refusal (n)
+    const b = createAnswers();
+    b._ok(['w'], b._next());
+    b._refused(['x'], b._next());
+    expect(b._bad('x')).toBe(false); // the 2xx (1) came before the refusal (2)
+  });
+
+  it('a 2xx for a refused message forgets its refusal', () => {
+    const a = createAnswers();
+    a._refused(['x'], a._next());
+    a._ok(['x'], a._next());
+    a._refused(['x'], a._next()); // a new first refusal: 3, after the last 2xx (2)
+    expect(a._bad('x')).toBe(false);
+  });
+
+  it('says the first redirect once', () => {
+    const a = createAnswers();
+    expect([a._firstRedirect(), a._firstRedirect(), a._firstRedirect()]).toEqual([true, false, false]);
   });
 });

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { browserPlatform } from '../../src/delivery/platform';
 import { IDBFactory } from 'fake-indexeddb';
 import { createStore, values } from 'idb-keyval';
 import { createScheduler, type SchedulerDeps } from '../../src/delivery/scheduler';
@@ -45,6 +46,7 @@ function setup(over: Partial<Omit<SchedulerDeps, '_handoff'>> = {}) {
     _queue: queue as unknown as Queue,
     _tabs: tabs,
     _transport: transport,
+    _platform: browserPlatform(),
     url: URL_,
     writeKey: KEY,
     flushAt: 20,
@@ -618,6 +620,45 @@ describe('createScheduler', () => {
       scheduler._exit('cached');
       expect(note()).toBeNull();
       expect(emit).toHaveBeenCalledWith('delivered', [sent.message]);
+    });
+
+    it('a keepalive request that fails without an answer after an erasure is not sent again without keepalive (sim seed 137, issue 27)', async () => {
+      let fail!: (e: unknown) => void;
+      const fetch = vi.fn((..._a: unknown[]) => new Promise((_r, reject) => (fail = reject)));
+      vi.stubGlobal('fetch', fetch);
+      const { scheduler, queue, emit } = setup();
+      queue.records.push(record());
+      const done = scheduler._flush();
+      await drain();
+      expect(fetch).toHaveBeenCalledTimes(1);
+      // consent withdrawn while it is in flight
+      queue.records.length = 0;
+      scheduler._erased();
+      fail(new TypeError('Failed to fetch'));
+      await advance(1);
+      await done;
+      expect(fetch).toHaveBeenCalledTimes(1);
+      expect(emit).not.toHaveBeenCalledWith('delivered', expect.anything());
+    });
+
+    it('a redirect answering a keepalive request an exit noted takes the note back: the page keeps the records to retry (sim seed 232, issue 27)', async () => {
+      stubBeacon(vi.fn(() => true));
+      let answer!: (v: unknown) => void;
+      vi.stubGlobal('fetch', vi.fn((..._a: unknown[]) => new Promise((r) => (answer = r))));
+      const { scheduler, queue } = setup();
+      const r = record();
+      queue.records.push(r);
+      const done = scheduler._flush();
+      await drain();
+      // hidden with the keepalive request in flight: noted as with the browser
+      scheduler._exit('hidden');
+      expect(note()).toEqual([r.id]);
+      scheduler._shown();
+      answer({ status: 0, type: 'opaqueredirect', body: null, headers: { get: () => null } });
+      await done;
+      // (else a page killed now would have the next load delete records never delivered)
+      expect(note()).toBeNull();
+      expect(queue.records).toEqual([r]);
     });
 
     it('keeps the messages queued during a backoff', async () => {
