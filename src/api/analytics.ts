@@ -3,7 +3,7 @@ import type { Group, CoreAnalytics, HelperDeps } from './types';
 import type { DebugTools } from '../debug/debug-mode';
 import { analyticsError, describe } from '../message/errors';
 import { freeze } from '../message/context';
-import { readEnvironment, highEntropyHints } from '../message/environment';
+import { readEnvironment } from '../message/environment';
 import { createIdentity, uuid } from '../identity/identity';
 import { startLink, type LinkTools } from '../identity/link';
 import { serverCookies } from '../identity/server-cookies';
@@ -152,7 +152,6 @@ export function createAnalytics(stages: {
       delivery: () => delivery,
       plan,
     };
-    if (options.highEntropyHints) highEntropyHints().then((hints) => (instance.hints = hints));
     if (gate._state() == 'open') decorate?.();
     later(() => (gate._state() == 'open' ? open()._ready.then(sayReady) : setTimeout(sayReady)));
     return instance;

@@ -2,7 +2,6 @@ import type { AnalyticsError, Callback, CallOptions, CallResult, JSONObject, Mes
 import type { Identity } from '../identity/identity';
 import type { Delivery } from '../delivery/start';
 import type { PrivacyGate } from '../privacy/gate';
-import type { Hints } from '../message/context';
 import type { Transforms } from '../extend/transforms';
 import type { PageGuard } from './guard';
 import { readPage, type PageFacts } from './page-context';
@@ -24,9 +23,7 @@ export interface Instance {
   owner: string;
   gate: PrivacyGate;
   /** The automatic context of a call's page (see page-context.ts). */
-  context(page: RecordedPage, hints: Hints | undefined, consent: ReturnType<PrivacyGate['_preferences']>): PageFacts;
-  /** High-entropy client hints, once read (the `highEntropyHints` option). */
-  hints?: Hints;
+  context(page: RecordedPage, consent: ReturnType<PrivacyGate['_preferences']>): PageFacts;
   /** Storage and delivery: started once storing is allowed (at load, or when consent is granted). */
   delivery(): Delivery | undefined;
   /** With a `plan` load option: the checker, once loaded (void: it could not be; reported once). */
@@ -92,7 +89,7 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
     let options: CallOptions | undefined;
     const lenient = transforms._active();
     try {
-      const { page, context, contextBytes } = instance.context(at.page, instance.hints, gate._preferences());
+      const { page, context, contextBytes } = instance.context(at.page, gate._preferences());
       const call = normalise(type, args);
       options = call.options;
       drafted = draft({

@@ -11,8 +11,6 @@ const ENV: Environment = {
   locale: 'en-GB',
   timezone: 'Europe/Paris',
   screen: { width: 1920, height: 1080, density: 2 },
-  os: { name: 'Linux' },
-  device: { type: 'desktop' },
 };
 const PAGE = pageContext('https://shop.example/docs/a?utm_campaign=spring&x=1', 'Docs', 'https://ref.example/');
 const CONTEXT = buildContext({ env: ENV, page: PAGE });
@@ -426,7 +424,7 @@ describe('buildMessage', () => {
     });
 
     it('does not change the automatic context it is given, whatever the call type and options', () => {
-      const context = buildContext({ env: ENV, page: PAGE, connectionType: 'wifi', hints: { model: 'Pixel' } });
+      const context = buildContext({ env: ENV, page: PAGE });
       const before = JSON.stringify(context);
       const pageBefore = JSON.stringify(PAGE);
       const opts = { context: { page: { title: 'Override' }, screen: { width: 1 }, network: { wifi: false }, device: { model: 'X' } } };
