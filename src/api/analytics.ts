@@ -50,7 +50,7 @@ export function createAnalytics(stages: {
   const guard = createPageGuard(debugMode);
   const { emitter, report, safely } = guard;
   // Source middleware and plugins: usable before `load` (a snippet's calls may add them first), which sets these.
-  const transformSettings: TransformSettings = { integrations: {}, _timeout: DEFAULT_MIDDLEWARE_TIMEOUT };
+  const transformSettings: TransformSettings = { integrations: {}, timeout: DEFAULT_MIDDLEWARE_TIMEOUT };
   const transforms = stages.transforms(transformSettings, report);
   let core: Instance | undefined;
   const calls = createCalls({ guard, transforms, instance: () => core, emit: emitter.emit });
@@ -104,7 +104,7 @@ export function createAnalytics(stages: {
     // A path is on the page's own origin, whatever a <base href> says (fetch and sendBeacon resolve against it).
     if (settings.url[0] == '/') settings.url = location.origin + settings.url;
     transformSettings.integrations = freeze(settings.integrations);
-    transformSettings._timeout = settings.middlewareTimeout;
+    transformSettings.timeout = settings.middlewareTimeout;
     if (settings.ignored.length) report(analyticsError('invalid_arguments', `load: integrations ${settings.ignored} ignored: the API takes true or false`));
     // Nothing is written before the gate opens: the identity is read, and kept in memory.
     const isOpen = () => gate._state() == 'open';
@@ -180,7 +180,7 @@ export function createAnalytics(stages: {
       return { _queued: !later, _done: done };
     },
     _report: report,
-    _timeout: () => transformSettings._timeout,
+    _timeout: () => transformSettings.timeout,
   });
   const call = (type: MessageType) => (...args: unknown[]) => invoke(type, args);
 
@@ -214,10 +214,10 @@ export function createAnalytics(stages: {
     trackClick: (...args) => (autotrack.trackLink(...args), api),
     trackForm: (...args) => (autotrack.trackForm(...args), api),
     trackSubmit: (...args) => (autotrack.trackForm(...args), api),
-    addSourceMiddleware: (fn) => (transforms._use(fn), api),
+    addSourceMiddleware: (fn) => (transforms.use(fn), api),
     addDestinationMiddleware: () => api,
     addIntegrationMiddleware: () => api,
-    register: (...plugins) => transforms._register(plugins, api),
+    register: (...plugins) => transforms.register(plugins, api),
     consent: (preferences) =>
       whenLoaded((instance) => instance.gate._consent(preferences) || report(analyticsError('invalid_arguments', 'consent: an object of category names to booleans is required'))),
     optOut: () => whenLoaded((instance) => instance.gate._optOut()),

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildMessage, checkMessage, identifyTraits, type BuiltMessage, type MessageParts, type Visitor } from '../../src/message/message';
+import { buildMessage, identifyTraits, type BuiltMessage, type MessageParts, type Visitor } from '../../src/message/message';
+import { checkMessage } from '../../src/message/check';
 import { normalise, type NormalisedCall } from '../../src/message/call';
 import { buildContext, freeze, pageContext, type Environment } from '../../src/message/context';
 import { MESSAGE_LIMIT } from '../../src/message/validate';
