@@ -32,8 +32,8 @@ import type { PlanCheck } from '../plan/browser-check';
  * the consent and opt-out gate (privacy/gate.ts), delivery (delivery/start.ts) and the stub's replay (replay.ts).
  * `load` takes, besides the public arguments, the calls recorded before it (they run before automatic page views
  * start); `replay` runs a recorded call with its page and time. The entry gives the stages that are not in every
- * build: the debug tools' loader, the middleware and plugin stage (eager in the npm entries, a lazy chunk in the
- * CDN bundle), the link and server-cookie tools (`linkDomains`, `serverCookies`: a lazy chunk in the CDN bundle), and
+ * build: the debug tools' loader, the middleware and plugin stage (eager in the npm entries, the middleware chunk
+ * in the CDN bundle: src/extend/edge.ts), the link and server-cookie tools (`linkDomains`, `serverCookies`: a lazy chunk in the CDN bundle), and
  * the tracking-plan checker's loader (a chunk of its own, loaded only for a `plan` option).
  */
 export function createAnalytics(stages: {

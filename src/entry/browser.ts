@@ -36,8 +36,9 @@ const doc = (name: 'currentScript' | 'head') => (Object.getOwnPropertyDescriptor
 // The chunks live next to this bundle: the middleware chunk (dist/analytics.extend.min.js: source middleware and
 // plugins), inserted on the first `addSourceMiddleware` or `register` only; the lazy chunk
 // (dist/analytics.debug.min.js: the debug tools, the link and server-cookie tools), inserted on `debug(true)`,
-// `linkDomains` or `serverCookies` only; and, for a `plan` load option only, the tracking-plan checker (dist/analytics.plan.min.js), which the lazy chunk loads through `script` with its own hash
-// (so that no page without a plan carries it). Each is inserted with this script's nonce (a strict CSP allows it
+// `linkDomains` or `serverCookies` only; and, for a `plan` load option only, the tracking-plan checker
+// (dist/analytics.plan.min.js), which the lazy chunk loads through `script` with its own hash (so that no page without
+// a plan carries it). Each is inserted with this script's nonce (a strict CSP allows it
 // then), and, when this script is checked by Subresource Integrity, with the chunk's own hash (known at build time)
 // and this script's `crossorigin`. A lazy chunk that failed to load is fetched again on the next need.
 const self = doc('currentScript');

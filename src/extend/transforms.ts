@@ -37,8 +37,8 @@ type Step = { _middleware: SourceMiddleware; _plugin?: undefined } | { _plugin: 
 
 /**
  * The stage between building a message and queuing it (CONTRACT section 2): source middleware
- * (`addSourceMiddleware`) and analytics.js plugins (`register`, run by `loadPlugins`' runner: the lazy chunk in the
- * CDN bundle). Nothing here runs, and no call waits, until a site adds one. `run` passes a message through the
+ * (`addSourceMiddleware`) and analytics.js plugins (`register`, run by `loadPlugins`' runner). In the CDN build this
+ * stage is an edge: it comes in the middleware chunk (dist/analytics.extend.min.js), and edge.ts stands for it until then. Nothing here runs, and no call waits, until a site adds one. `run` passes a message through the
  * `before` chain (middlewares and `before` plugins in the order added, then `enrichment` plugins) and resolves with
  * the message to queue, or with an AnalyticsError (`dropped` for a message a middleware did not pass on or a hook
  * cancelled; `middleware_error` / `plugin_error`, also reported, for one that threw or ran out of time: a filter that
@@ -145,9 +145,9 @@ export function createTransforms(settings: TransformSettings, report: (e: Analyt
       return out instanceof Promise ? out.then(checked) : checked(out);
     },
     /**
-     * `register(...plugins)`: each plugin's `load` runs once the runner is here (the lazy chunk); one that fails is
-     * reported and left out. A runner that cannot be loaded is reported; messages do not wait for it longer than for
-     * a plugin that loads (`timeout`), so nothing is lost.
+     * `register(...plugins)`: each plugin's `load` runs once the runner is here; one that fails is reported and left
+     * out. A runner that cannot be loaded (the npm entry's import) is reported; messages do not wait for it longer than
+     * for a plugin that loads (`timeout`), so nothing is lost.
      */
     register(plugins: unknown[], analytics: unknown): Promise<PluginContext> {
       loads._pending++;
