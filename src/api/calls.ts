@@ -13,6 +13,7 @@ import { monotonicUlid } from '../message/ulid';
 import { draft, measure, type BuiltMessage, type Draft } from '../message/message';
 import { copyJSON } from '../message/validate';
 import { uuid } from '../identity/identity';
+import { isFunction } from '../message/boundary';
 
 /** The parts of an instance that exist once `load` ran: what a call is made of and where it goes. */
 export interface Instance {
@@ -43,7 +44,6 @@ export const EVENT_ARGS: Record<MessageType, (keyof Message)[]> = {
   alias: ['userId', 'previousId'],
 };
 
-const isFunction = (v: unknown): v is Callback => typeof v == 'function';
 const isAnalyticsError = (e: unknown): e is AnalyticsError => e instanceof Error && !!(e as Partial<AnalyticsError>).code;
 
 // A promise the page may ignore: a rejection it never looks at is no unhandled rejection (`await` still throws).

@@ -1,6 +1,7 @@
 import type { IdentityStorage, JSONObject, JSONValue } from '../message/types';
 import { groupTraits } from '../message/message';
 import { stringify } from '../message/validate';
+import { isObject } from '../message/boundary';
 
 // Taken when the bundle runs: a page that replaces JSON later cannot change what we read back.
 const parse = JSON.parse;
@@ -193,7 +194,7 @@ export function createIdentity(options: IdentityOptions = {}) {
     groupTraits: {},
   };
   const id = (v: unknown) => (v == null || v === '' ? null : String(v));
-  const object = (v: unknown) => (v && typeof v == 'object' && !Array.isArray(v) ? v : {});
+  const object = (v: unknown) => (isObject(v) ? v : {});
   const load = () => {
     const jar = attempt(() => document.cookie);
     const first = read(KEYS, 'anonymousId', jar) === undefined;

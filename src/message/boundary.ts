@@ -15,3 +15,9 @@ export function isNative(fn: unknown): boolean {
     return false;
   }
 }
+
+/** A plain object of data (not null, not an array). */
+export const isObject = (v: unknown): v is Record<string, any> => !!v && typeof v == 'object' && !Array.isArray(v);
+
+/** A function (a callback or handler of the page). */
+export const isFunction = (v: unknown): v is (...args: any[]) => unknown => typeof v == 'function';

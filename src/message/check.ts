@@ -1,6 +1,7 @@
 import type { AnalyticsError, Message, MessageType } from './types';
 import { analyticsError, describe } from './errors';
-import { isObject, over, type BuiltMessage } from './message';
+import { over, type BuiltMessage } from './message';
+import { isObject } from './boundary';
 import { byteLength, MESSAGE_LIMIT, ownKeys, sanitize, stringify, timestamp, tooLarge } from './validate';
 
 // (only what source middleware and plugins pass on is checked here: in the CDN build, this file comes with them, in

@@ -1,5 +1,6 @@
 import type { JSONObject, JSONValue, MessageContext, PageContext } from './types';
 import { ownKeys, setOwn } from './validate';
+import { isObject } from './boundary';
 
 type JSONRecord = { [key: string]: JSONValue };
 
@@ -92,7 +93,7 @@ export function merge<T extends JSONRecord>(target: T, source?: JSONObject | nul
   for (const k of ownKeys(source)) {
     const v = source[k];
     const t: JSONValue = out[k];
-    setOwn(out, k, v && typeof v == 'object' && !Array.isArray(v) && t && typeof t == 'object' && !Array.isArray(t) ? merge(t, v) : v);
+    setOwn(out, k, isObject(v) && isObject(t) ? merge(t as JSONRecord, v) : v);
   }
   return out;
 }

@@ -3,6 +3,7 @@ import type { NormalisedCall } from './call';
 import { analyticsError, describe } from './errors';
 import { merge, wireUrl } from './context';
 import { BATCH_LIMIT, byteLength, MESSAGE_LIMIT, ownKeys, sanitize, stringify, timestamp, tooLarge } from './validate';
+import { isObject } from './boundary';
 
 /** The visitor as stored when the call is made. */
 export interface Visitor {
@@ -52,7 +53,6 @@ const wireUrls = (o: JSONObject | undefined) => {
 
 /** Whether `sanitize` stopped for a copy over the message limit (anything else thrown is the page's data failing). */
 export const over = (e: unknown) => (e as AnalyticsError | undefined)?.code == 'message_too_large';
-export const isObject = (v: unknown): v is JSONObject => !!v && typeof v == 'object' && !Array.isArray(v);
 
 /**
  * The traits an identify call leaves, as analytics.js does: merged over the stored ones for the same (or no new)
