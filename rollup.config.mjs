@@ -32,7 +32,7 @@ const snippetText = () => ({
 });
 // Subresource Integrity of the files a page loads by URL: written as dist/sri.json (and `<file>.sri`) once the
 // browser configurations are built, and inlined in the snippet generator (`snippet({ integrity: true })`).
-const SRI_FILES = ['analytics.min.js', 'analytics.debug.min.js', 'analytics.plan.min.js'];
+const SRI_FILES = ['analytics.min.js', 'analytics.debug.min.js', 'analytics.extend.min.js', 'analytics.plan.min.js'];
 const sriOf = (file) => 'sha384-' + createHash('sha384').update(readFileSync(`dist/${file}`)).digest('base64');
 const sriManifest = () => ({
   name: 'sri-manifest',
@@ -90,7 +90,14 @@ export default [
     plugins: [ts(), min()],
   },
   {
-    // The lazy chunk, loaded by the bundle on `debug(true)`, the first `register()` or a `plan` option. Built before the
+    // The middleware chunk (source middleware and plugins: an edge, CONTRACT section 1), loaded by the bundle on the
+    // first `addSourceMiddleware()` or `register()`. Built before the bundle, which carries its SRI hash.
+    input: 'src/entry/extend-browser.ts',
+    output: { file: 'dist/analytics.extend.min.js', format: 'iife' },
+    plugins: [ts(), min()],
+  },
+  {
+    // The lazy chunk, loaded by the bundle on `debug(true)`, `linkDomains`, `serverCookies` or a `plan` option. Built before the
     // bundle, which carries its SRI hash.
     input: 'src/entry/debug-browser.ts',
     output: { file: 'dist/analytics.debug.min.js', format: 'iife' },
@@ -107,7 +114,7 @@ export default [
       // window.Promise: old polyfills and libraries replace it. (async/await already use the engine's own.)
       intro: 'const Promise = (async () => {})().constructor;',
     },
-    plugins: [constants(), chunkSri(), nodeResolve({ browser: true }), ts(), min(), sriManifest()],
+    plugins: [constants(), chunkSri(), chunkSri('__EXTEND_SRI__', 'analytics.extend.min.js'), nodeResolve({ browser: true }), ts(), min(), sriManifest()],
   },
   {
     // The npm entries, `svc-analytics` (index) and `svc-analytics/core` (without the helper namespaces), as .mjs

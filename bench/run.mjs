@@ -797,10 +797,17 @@ function summarize(raw, id) {
   };
 }
 
-const GOAL_US_PER_CALL = 10;
+// Today's goals (issue 28; CONTRACT section 1, core and edges): the bundle a page that only loads, identifies,
+// tracks, pages and groups fetches before its first event; the bundle plus every edge chunk a page with all features
+// loads (the debug and plan chunks aside); track() no slower than Amplitude's in the same run. (Issue 8's 7,000 B and
+// 10 µs are no longer goals.)
 const GOAL_BUSY_MS = 100;
-const GOAL_BROTLI = 7000;
-const AIM_BROTLI = 6000;
+const GOAL_BROTLI = 12000;
+const AIM_BROTLI = 10000;
+const GOAL_ALL_BROTLI = 17500;
+/** The edge chunks an all-features page loads besides the bundle (not the debug and plan chunks). */
+const EDGE_CHUNKS = ['analytics.extend.min.js'];
+const brotliOf = (file) => zlib.brotliCompressSync(fs.readFileSync(path.join(DIST, file)), { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11 } }).length;
 
 /** The peer with the lowest finite value of `f(summary, bytes)`: `{ lib, value }`, or null. */
 function bestPeer(sums, bytes, f) {
@@ -819,7 +826,7 @@ function goalStatus(value, goal, unit, fmt) {
   return value <= goal ? `met (${fmt(goal - value)} ${unit} under)` : `**missed** by ${fmt(value - goal)} ${unit} (${ratio(value, goal)}x the goal)`;
 }
 
-/** The four goals of issue 8: ours against the best of the two peers, row by row. */
+/** The goals of issue 28: ours against the best of the peers, row by row. */
 function summaryRows(raw, sums) {
   const o = sums.ours;
   const bytes = raw.bytes;
@@ -844,7 +851,7 @@ function summaryRows(raw, sums) {
 
   const us = (x) => (x.loopMs * 1000) / TRACK_N;
   const bu = bestPeer(sums, bytes, us);
-  rows.push(['synchronous cost of one `track()` after ready (µs)', fmt1(us(o)), bu ? `${bu.lib.short}: ${fmt1(bu.value)}` : 'n/a', ratio(us(o), bu?.value), `at most ${GOAL_US_PER_CALL} µs`, goalStatus(us(o), GOAL_US_PER_CALL, 'µs', fmt1)]);
+  rows.push(['synchronous cost of one `track()` after ready (µs)', fmt1(us(o)), bu ? `${bu.lib.short}: ${fmt1(bu.value)}` : 'n/a', ratio(us(o), bu?.value), 'no more than the best peer', !bu || !Number.isFinite(us(o)) ? 'n/a' : us(o) <= bu.value ? 'met' : `**missed** by ${fmt1(us(o) - bu.value)} µs`]);
 
   const bb = bestPeer(sums, bytes, (x) => x.taskMs);
   rows.push([`main thread for ${fmtInt(TRACK_N)} tracks, until delivered (ms)`, fmt1(o.taskMs), bb ? `${bb.lib.short}: ${fmt1(bb.value)}` : 'n/a', ratio(o.taskMs, bb?.value), `at most ${GOAL_BUSY_MS} ms`, goalStatus(o.taskMs, GOAL_BUSY_MS, 'ms', fmt1)]);
@@ -865,7 +872,15 @@ function summaryRows(raw, sums) {
   const bz = bestPeer(sums, bytes, br);
   let zs = goalStatus(ours, GOAL_BROTLI, 'B', fmtInt);
   if (Number.isFinite(ours)) zs += ours <= AIM_BROTLI ? `; the ${fmtInt(AIM_BROTLI)} B aim met` : `; the ${fmtInt(AIM_BROTLI)} B aim missed by ${fmtInt(ours - AIM_BROTLI)} B`;
-  rows.push(['bundle, brotli (bytes): the JS fetched before the first event', fmtInt(ours), bz ? `${bz.lib.short}: ${fmtInt(bz.value)}` : 'n/a', ratio(ours, bz?.value), `at most ${fmtInt(GOAL_BROTLI)} B (${fmtInt(AIM_BROTLI)} B is the aim)`, zs]);
+  rows.push(['bundle, brotli (bytes): the JS a core page (load, identify, track, page, group) fetches before the first event', fmtInt(ours), bz ? `${bz.lib.short}: ${fmtInt(bz.value)}` : 'n/a', ratio(ours, bz?.value), `at most ${fmtInt(GOAL_BROTLI)} B (${fmtInt(AIM_BROTLI)} B is the aim)`, zs]);
+  // (measured on dist/ as built: the bundle and the edge chunks, each brotli-11 on its own, as a page fetches them)
+  let all = NaN;
+  try {
+    all = brotliOf('analytics.min.js') + EDGE_CHUNKS.reduce((n, f) => n + brotliOf(f), 0);
+  } catch {
+    // a dist/ without the chunks: n/a
+  }
+  rows.push([`bundle + every edge chunk of an all-features page (${EDGE_CHUNKS.join(', ')}), brotli (bytes)`, fmtInt(all), 'n/a', 'n/a', `at most ${fmtInt(GOAL_ALL_BROTLI)} B`, goalStatus(all, GOAL_ALL_BROTLI, 'B', fmtInt)]);
   return rows;
 }
 
@@ -1097,7 +1112,7 @@ function report(raw) {
   const vers = { ours: raw.versions.ours, segment: raw.versions.segment, cio: raw.versions.cio, amplitude: raw.versions.amplitude };
   const head = ['Measure', ...LIBS.map((l) => `${l.short} ${vers[l.id]}`), ...PEERS.map((l) => `ours / ${l.short}`)];
   const table = mdTable(head, rows);
-  const summary = mdTable(['Goal (issue 8)', 'svc-analytics', 'best peer', 'ours / best', 'goal', 'status'], summaryRows(raw, sums), ['---', '---:', '---:', '---:', '---', '---']);
+  const summary = mdTable(['Goal (issue 28)', 'svc-analytics', 'best peer', 'ours / best', 'goal', 'status'], summaryRows(raw, sums), ['---', '---:', '---:', '---:', '---', '---']);
   const m = raw.machine;
   const checks = [];
   for (const l of LIBS) {

@@ -593,6 +593,8 @@ test.describe('held: a source middleware that answers later', () => {
         next(payload);
       }),
     );
+    // (once the middleware chunk is here: until then a click waits for it, held as for a middleware that answers later)
+    await page.waitForFunction(() => !!(window as any).svcAnalyticsExtend);
     await page.click('#same');
     await page.waitForURL(/\/dropin-next\.html\?from=same$/);
     const timeOrigin: number = await page.evaluate(() => performance.timeOrigin);

@@ -10,6 +10,20 @@ const NONCE = 'n0nce';
 const CSP = `script-src 'nonce-${NONCE}'; connect-src *; img-src *; frame-src *`;
 const sri: Record<string, string> = JSON.parse(readFileSync(new URL('../dist/sri.json', import.meta.url), 'utf8'));
 const CHUNK = '**/dist/analytics.debug.min.js*';
+// (the middleware chunk: register() and addSourceMiddleware() load it)
+const EXTEND = '**/dist/analytics.extend.min.js*';
+
+/** register()s a plugin and tracks `event` without waiting for either; resolves with the first error code reported. */
+const registerHeld = (page: Page, event: string) =>
+  page.evaluate(async (event) => {
+    const a = (window as any).analytics;
+    const codes: string[] = [];
+    a.on('error', (e: any) => codes.push(e.code));
+    a.register({ name: 'mark', type: 'enrichment', version: '1', isLoaded: () => true, load: () => Promise.resolve() });
+    a.track(event);
+    for (let i = 0; i < 250 && !codes.length; i++) await new Promise((r) => setTimeout(r, 20));
+    return codes;
+  }, event);
 
 /** Serves `html` at `path` on the site's origin (with `headers`), and opens it with the collector as `?api=`. */
 async function serve(page: Page, site: SiteHandle, path: string, html: string, headers: Record<string, string> = {}) {
@@ -126,24 +140,23 @@ test('elements named title, referrer and URL change no page fact of a message (r
   expect(m.context.page.referrer).not.toMatch(/object/i);
 });
 
-test('L2: a chunk that does not define svcAnalyticsDebug is refused even when an element is named so', async ({ page, site, collector }) => {
-  await page.route(CHUNK, (route) => route.fulfill({ status: 200, headers: { 'Content-Type': 'text/javascript' }, body: 'window.__ranChunk = 1;' }));
+test('L2: a chunk that does not define svcAnalyticsExtend is refused even when an element is named so: reported, and what waits for it is held, not sent without it', async ({ page, site, collector }) => {
+  await page.route(EXTEND, (route) => route.fulfill({ status: 200, headers: { 'Content-Type': 'text/javascript' }, body: 'window.__ranChunk = 1;' }));
   await serve(
     page,
     site,
-    '/trust-debug-global.html',
+    '/trust-extend-global.html',
     `<!doctype html><html><head><meta charset="utf-8"><title>Clobbered chunk global</title></head><body>
-<form name="svcAnalyticsDebug"><input name="plugins"><input name="tools"><input name="hook"><input name="log"></form>
+<form name="svcAnalyticsExtend"><input name="plugins"><input name="transforms"><input name="hook"></form>
 <script src="/dist/analytics.min.js"></script>
 <script>${LOAD}</script>
 </body></html>`,
   );
   await ready(page);
-  const out = await registerAndTrack(page, 'Not The Chunk');
+  expect(await registerHeld(page, 'Not The Chunk')).toEqual(['middleware_error']);
   expect(await page.evaluate(() => (window as any).__ranChunk)).toBe(1);
-  expect(out.registered).toBe('plugin_error');
-  const [msg] = await collector.waitFor(1, { event: 'Not The Chunk' });
-  expect(msg.properties?.marked).toBeUndefined();
+  await quiet(collector, 500, 3000);
+  expect((await collector.messages()).filter((m: any) => m.event == 'Not The Chunk')).toEqual([]);
 });
 
 /** A page that loads the bundle pinned by SRI (`integrity`, `crossorigin`), as `snippet({ integrity: true })` does. */
@@ -153,7 +166,7 @@ const pinned = (integrity = sri['analytics.min.js']) => `<!doctype html><html><h
 </body></html>`;
 
 test('L10: a bundle loaded with SRI loads its chunk with the chunk\'s hash and crossorigin; the real chunk loads', async ({ page, site, collector }) => {
-  expect(Object.keys(sri).sort()).toEqual(['analytics.debug.min.js', 'analytics.min.js', 'analytics.plan.min.js']);
+  expect(Object.keys(sri).sort()).toEqual(['analytics.debug.min.js', 'analytics.extend.min.js', 'analytics.min.js', 'analytics.plan.min.js']);
   await serve(page, site, '/trust-sri.html', pinned());
   await ready(page);
   const out = await registerAndTrack(page, 'Pinned Chunk');
@@ -161,28 +174,30 @@ test('L10: a bundle loaded with SRI loads its chunk with the chunk\'s hash and c
   const [msg] = await collector.waitFor(1, { event: 'Pinned Chunk' });
   expect(msg.properties).toMatchObject({ marked: true });
   expect(
-    await page.evaluate(() => [...document.querySelectorAll('script[src*="analytics.debug"]')].map((s: any) => [s.getAttribute('integrity'), s.getAttribute('crossorigin')])),
-  ).toEqual([[sri['analytics.debug.min.js'], 'anonymous']]);
+    await page.evaluate(() => [...document.querySelectorAll('script[src*="analytics.extend"]')].map((s: any) => [s.getAttribute('integrity'), s.getAttribute('crossorigin')])),
+  ).toEqual([[sri['analytics.extend.min.js'], 'anonymous']]);
 });
 
-test('L10: with a tampered chunk, a bundle loaded with SRI refuses it: register reports plugin_error, debug logs plain lines, no call lost', async ({ page, site, collector }) => {
-  const real = readFileSync(new URL('../dist/analytics.debug.min.js', import.meta.url), 'utf8');
-  await page.route(CHUNK, (route) => route.fulfill({ status: 200, headers: { 'Content-Type': 'text/javascript' }, body: real + '\nwindow.__tampered = 1;' }));
+test('L10: with tampered chunks, a bundle loaded with SRI refuses them: debug logs plain lines, register reports middleware_error and holds what waits, no call lost', async ({ page, site, collector }) => {
+  for (const [pattern, file] of [[CHUNK, 'analytics.debug.min.js'], [EXTEND, 'analytics.extend.min.js']]) {
+    const real = readFileSync(new URL(`../dist/${file}`, import.meta.url), 'utf8');
+    await page.route(pattern, (route) => route.fulfill({ status: 200, headers: { 'Content-Type': 'text/javascript' }, body: real + '\nwindow.__tampered = 1;' }));
+  }
   await serve(page, site, '/trust-sri-tampered.html', pinned());
   await ready(page);
   const logs: string[] = [];
   page.on('console', (m) => logs.push(m.text()));
   await page.evaluate(() => (window as any).analytics.debug(true));
-  const out = await registerAndTrack(page, 'Tampered Chunk');
-  const more = await page.evaluate(async () => (await (window as any).analytics.track('After Tampered')).event.messageId);
-  expect(out.registered).toBe('plugin_error');
-  expect(await page.evaluate(() => (window as any).__tampered)).toBeUndefined();
-  await collector.waitFor(1, { event: 'Tampered Chunk' });
-  await collector.waitFor(1, { event: 'After Tampered' });
-  await quiet(collector);
-  expectExactlyOnce(await collector.messages(), [out.id, more]);
+  const before = await page.evaluate(async () => (await (window as any).analytics.track('Before Tampered')).event.messageId);
   // debug mode without its tools: the plain console line, `[svc-analytics] track ...`
-  await expect.poll(() => logs.some((l) => l.startsWith('[svc-analytics] track After Tampered'))).toBe(true);
+  await expect.poll(() => logs.some((l) => l.startsWith('[svc-analytics] track Before Tampered'))).toBe(true);
+  expect(await registerHeld(page, 'Tampered Chunk')).toEqual(['middleware_error']);
+  expect(await page.evaluate(() => (window as any).__tampered)).toBeUndefined();
+  await collector.waitFor(1, { event: 'Before Tampered' });
+  await quiet(collector);
+  // what waits for the refused chunk is held, not sent without its plugin
+  expectExactlyOnce(await collector.messages(), [before]);
+  expect((await collector.messages()).filter((m: any) => m.event == 'Tampered Chunk')).toEqual([]);
 });
 
 test('L10: a bundle loaded without SRI loads its chunk as before (no integrity, no crossorigin)', async ({ page, site }) => {
@@ -190,6 +205,6 @@ test('L10: a bundle loaded without SRI loads its chunk as before (no integrity, 
   await ready(page);
   expect((await registerAndTrack(page, 'Unpinned')).registered).toBe('resolved');
   expect(
-    await page.evaluate(() => [...document.querySelectorAll('script[src*="analytics.debug"]')].map((s: any) => [s.getAttribute('integrity'), s.getAttribute('crossorigin')])),
+    await page.evaluate(() => [...document.querySelectorAll('script[src*="analytics.extend"]')].map((s: any) => [s.getAttribute('integrity'), s.getAttribute('crossorigin')])),
   ).toEqual([[null, null]]);
 });

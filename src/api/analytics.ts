@@ -3,7 +3,7 @@ import type { Group, CoreAnalytics, HelperDeps } from './types';
 import type { DebugTools } from '../debug/debug-mode';
 import { analyticsError, describe } from '../message/errors';
 import { freeze } from '../message/context';
-import { readEnvironment, highEntropyHints } from '../message/environment';
+import { readEnvironment } from '../message/environment';
 import { createIdentity, uuid } from '../identity/identity';
 import { startLink, type LinkTools } from '../identity/link';
 import { serverCookies } from '../identity/server-cookies';
@@ -32,8 +32,8 @@ import type { PlanCheck } from '../plan/browser-check';
  * the consent and opt-out gate (privacy/gate.ts), delivery (delivery/start.ts) and the stub's replay (replay.ts).
  * `load` takes, besides the public arguments, the calls recorded before it (they run before automatic page views
  * start); `replay` runs a recorded call with its page and time. The entry gives the stages that are not in every
- * build: the debug tools' loader, the middleware and plugin stage (eager in the npm entries, a lazy chunk in the
- * CDN bundle), the link and server-cookie tools (`linkDomains`, `serverCookies`: a lazy chunk in the CDN bundle), and
+ * build: the debug tools' loader, the middleware and plugin stage (eager in the npm entries, the middleware chunk
+ * in the CDN bundle: src/extend/edge.ts), the link and server-cookie tools (`linkDomains`, `serverCookies`: a lazy chunk in the CDN bundle), and
  * the tracking-plan checker's loader (a chunk of its own, loaded only for a `plan` option).
  */
 export function createAnalytics(stages: {
@@ -50,7 +50,7 @@ export function createAnalytics(stages: {
   const guard = createPageGuard(debugMode);
   const { emitter, report, safely } = guard;
   // Source middleware and plugins: usable before `load` (a snippet's calls may add them first), which sets these.
-  const transformSettings: TransformSettings = { integrations: {}, _timeout: DEFAULT_MIDDLEWARE_TIMEOUT };
+  const transformSettings: TransformSettings = { integrations: {}, timeout: DEFAULT_MIDDLEWARE_TIMEOUT };
   const transforms = stages.transforms(transformSettings, report);
   let core: Instance | undefined;
   const calls = createCalls({ guard, transforms, instance: () => core, emit: emitter.emit });
@@ -104,7 +104,7 @@ export function createAnalytics(stages: {
     // A path is on the page's own origin, whatever a <base href> says (fetch and sendBeacon resolve against it).
     if (settings.url[0] == '/') settings.url = location.origin + settings.url;
     transformSettings.integrations = freeze(settings.integrations);
-    transformSettings._timeout = settings.middlewareTimeout;
+    transformSettings.timeout = settings.middlewareTimeout;
     if (settings.ignored.length) report(analyticsError('invalid_arguments', `load: integrations ${settings.ignored} ignored: the API takes true or false`));
     // Nothing is written before the gate opens: the identity is read, and kept in memory.
     const isOpen = () => gate._state() == 'open';
@@ -152,7 +152,6 @@ export function createAnalytics(stages: {
       delivery: () => delivery,
       plan,
     };
-    if (options.highEntropyHints) highEntropyHints().then((hints) => (instance.hints = hints));
     if (gate._state() == 'open') decorate?.();
     later(() => (gate._state() == 'open' ? open()._ready.then(sayReady) : setTimeout(sayReady)));
     return instance;
@@ -181,7 +180,7 @@ export function createAnalytics(stages: {
       return { _queued: !later, _done: done };
     },
     _report: report,
-    _timeout: () => transformSettings._timeout,
+    _timeout: () => transformSettings.timeout,
   });
   const call = (type: MessageType) => (...args: unknown[]) => invoke(type, args);
 
@@ -215,10 +214,10 @@ export function createAnalytics(stages: {
     trackClick: (...args) => (autotrack.trackLink(...args), api),
     trackForm: (...args) => (autotrack.trackForm(...args), api),
     trackSubmit: (...args) => (autotrack.trackForm(...args), api),
-    addSourceMiddleware: (fn) => (transforms._use(fn), api),
+    addSourceMiddleware: (fn) => (transforms.use(fn), api),
     addDestinationMiddleware: () => api,
     addIntegrationMiddleware: () => api,
-    register: (...plugins) => transforms._register(plugins, api),
+    register: (...plugins) => transforms.register(plugins, api),
     consent: (preferences) =>
       whenLoaded((instance) => instance.gate._consent(preferences) || report(analyticsError('invalid_arguments', 'consent: an object of category names to booleans is required'))),
     optOut: () => whenLoaded((instance) => instance.gate._optOut()),

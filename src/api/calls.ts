@@ -2,8 +2,7 @@ import type { AnalyticsError, Callback, CallOptions, CallResult, JSONObject, Mes
 import type { Identity } from '../identity/identity';
 import type { Delivery } from '../delivery/start';
 import type { PrivacyGate } from '../privacy/gate';
-import type { Hints } from '../message/context';
-import type { Transforms } from '../extend/transforms';
+import type { Checked, Transforms } from '../extend/transforms';
 import type { PageGuard } from './guard';
 import { readPage, type PageFacts } from './page-context';
 import type { PlanCheck } from '../plan/browser-check';
@@ -11,9 +10,10 @@ import type { CallCheck, CallSite, RecordedPage } from './types';
 import { analyticsError, describe } from '../message/errors';
 import { normalise } from '../message/call';
 import { monotonicUlid } from '../message/ulid';
-import { checkMessage, draft, measure, type BuiltMessage, type Draft } from '../message/message';
+import { draft, measure, type BuiltMessage, type Draft } from '../message/message';
 import { copyJSON } from '../message/validate';
 import { uuid } from '../identity/identity';
+import { isFunction } from '../message/boundary';
 
 /** The parts of an instance that exist once `load` ran: what a call is made of and where it goes. */
 export interface Instance {
@@ -24,9 +24,7 @@ export interface Instance {
   owner: string;
   gate: PrivacyGate;
   /** The automatic context of a call's page (see page-context.ts). */
-  context(page: RecordedPage, hints: Hints | undefined, consent: ReturnType<PrivacyGate['_preferences']>): PageFacts;
-  /** High-entropy client hints, once read (the `highEntropyHints` option). */
-  hints?: Hints;
+  context(page: RecordedPage, consent: ReturnType<PrivacyGate['_preferences']>): PageFacts;
   /** Storage and delivery: started once storing is allowed (at load, or when consent is granted). */
   delivery(): Delivery | undefined;
   /** With a `plan` load option: the checker, once loaded (void: it could not be; reported once). */
@@ -46,7 +44,6 @@ export const EVENT_ARGS: Record<MessageType, (keyof Message)[]> = {
   alias: ['userId', 'previousId'],
 };
 
-const isFunction = (v: unknown): v is Callback => typeof v == 'function';
 const isAnalyticsError = (e: unknown): e is AnalyticsError => e instanceof Error && !!(e as Partial<AnalyticsError>).code;
 
 // A promise the page may ignore: a rejection it never looks at is no unhandled rejection (`await` still throws).
@@ -90,9 +87,9 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
     if (invalid) return [guard.refuse(invalid, callback), false];
     let drafted: Draft | AnalyticsError;
     let options: CallOptions | undefined;
-    const lenient = transforms._active();
+    const lenient = transforms.active();
     try {
-      const { page, context, contextBytes } = instance.context(at.page, instance.hints, gate._preferences());
+      const { page, context, contextBytes } = instance.context(at.page, gate._preferences());
       const call = normalise(type, args);
       options = call.options;
       drafted = draft({
@@ -129,45 +126,46 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
     // What is stored was erased meanwhile (an opt-out, a denial: even if reversed since)? Then this message is not
     // stored either (see `finish`).
     const mark = gate._mark();
-    const finish = (out: Message | AnalyticsError, built?: BuiltMessage) => {
-      const checked = out instanceof Error ? out : built || checkMessage(message, out);
+    // `checked`: the message measured, or what middleware and plugins passed on, checked (a refusal reported where it
+    // was found: by the middleware stage, or below).
+    const finish = (checked: Checked, reported: boolean) => {
       const erased = gate._erasedSince(mark, type, message.messageId);
       if (erased) return guard.refuse(erased, callback, true);
       // (built before a decision that came meanwhile: it carries it)
       if (!(checked instanceof Error)) return store(instance, type, gate._withDecision(checked), options, callback);
       // (a middleware or plugin that threw was reported where it ran; one that dropped the message is not an error)
-      return guard.refuse(checked, callback, out instanceof Error);
+      return guard.refuse(checked, callback, reported);
     };
-    // The message is measured, or, with source middleware or plugins, they see it first (before it is validated, as
-    // CONTRACT section 2 says) and what they pass on is checked (`checkMessage`); then it is stored.
+    // The message is measured, or, with source middleware or plugins (or a message drafted for them), they see it
+    // first (before it is validated, as CONTRACT section 2 says) and the stage checks what they pass on; then it is
+    // stored.
     const rest = (): Started => {
-      if (!transforms._active()) {
-        // (drafted for a plugin that then failed to load, or was an `after` one: checked in full)
-        const built = early || (lenient ? checkMessage(message, message) : measure(drafted));
-        return [built instanceof Error ? guard.refuse(built, callback) : finish(message, built), false];
+      if (!lenient && !transforms.active()) {
+        const built = early || measure(drafted);
+        return [built instanceof Error ? guard.refuse(built, callback) : finish(built, false), false];
       }
-      let out: Message | AnalyticsError | Promise<Message | AnalyticsError>;
+      let out: Checked | Promise<Checked>;
       try {
-        out = transforms._run(message);
+        out = transforms.run(message);
       } catch (e) {
         // (a page object read outside its function: a getter of a payload that throws)
         out = analyticsError('middleware_error', `a source middleware or plugin passed on what cannot be read: ${describe(e)}`, [message.messageId]);
         guard.report(out);
       }
       // Every step answered at once, and no earlier message is still on its way: queued now.
-      if (!(out instanceof Promise) && !transforming) return [finish(out), false];
+      if (!(out instanceof Promise) && !transforming) return [finish(out, true), false];
       // Otherwise queued in call order, after every earlier message that a middleware or plugin still has.
       transforming++;
       const turn = inOrder.then(() => out);
       // (runs after `finish`: the next message's turn comes once this one is queued)
       const done = () => void transforming--;
       inOrder = turn.then(done, done);
-      return [handled(turn.then(finish)), true];
+      return [handled(turn.then((c) => finish(c, true))), true];
     };
     // With middleware or plugins, at once (one that answers at once queues the message before the call returns). Without,
     // once the page's current script is done (a microtask: the page's code goes on sooner, and the message is queued
     // before any other task runs, so before the page could end), and so is every call after it until then (call order).
-    if (transforms._active() && !deferred) return rest();
+    if (transforms.active() && !deferred) return rest();
     deferred++;
     return [
       handled(
@@ -196,7 +194,7 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
       guard.safely(callback, result);
       // (handlers get the call's options, as analytics.js passes them, with the message as `event`)
       d.emit(type, ...EVENT_ARGS[type].map((k) => event[k]), { ...options, event });
-      transforms._after(event);
+      transforms.after(event);
       return result;
     });
   }

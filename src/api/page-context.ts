@@ -1,8 +1,7 @@
 import type { MessageContext, PageContext } from '../message/types';
 import type { Preferences } from '../privacy/consent';
 import type { RecordedPage } from './types';
-import { buildContext, freeze, pageContext, type Environment, type Hints } from '../message/context';
-import { connectionType } from '../message/environment';
+import { buildContext, freeze, pageContext, type Environment } from '../message/context';
 import { byteLength, stringify } from '../message/validate';
 
 // Document's own getters of the page facts, taken at the first call (a server has no Document): faster than
@@ -27,30 +26,27 @@ export interface PageFacts {
 
 /**
  * The page-context cache: most calls of a page share one context, built, frozen and measured once, and built again
- * when the page, the network, the client hints or the consent decision changed.
+ * when the page or the consent decision changed.
  */
 export function createContextCache(env: Environment) {
-  type Cached = PageFacts & { recorded: RecordedPage; connection?: string; hints?: Hints; consent?: Preferences };
+  type Cached = PageFacts & { recorded: RecordedPage; consent?: Preferences };
   let last: Cached | undefined;
-  return (recorded: RecordedPage, hints: Hints | undefined, consent: Preferences | undefined): PageFacts => {
-    const connection = connectionType(); // the network can change during a visit
+  return (recorded: RecordedPage, consent: Preferences | undefined): PageFacts => {
     if (
       last &&
       last.recorded[0] == recorded[0] &&
       last.recorded[1] == recorded[1] &&
       last.recorded[2] == recorded[2] &&
-      last.connection == connection &&
-      last.hints == hints &&
       last.consent == consent
     )
       return last;
     const page = pageContext(recorded[0], recorded[1], recorded[2]);
-    const built = buildContext({ env, page, connectionType: connection, hints });
+    const built = buildContext({ env, page });
     // Once the site made a decision, every message carries it.
     if (consent) built.consent = { categoryPreferences: consent };
     // Shared by the messages of this page: frozen, so that no message (nor a handler given one) changes another.
     const context = freeze(built);
-    const cached: Cached = { recorded, connection, hints, consent, page, context, contextBytes: byteLength(stringify(context)) };
+    const cached: Cached = { recorded, consent, page, context, contextBytes: byteLength(stringify(context)) };
     return (last = cached);
   };
 }

@@ -2,7 +2,9 @@ import type { CallResult, MessageType } from '../message/types';
 import type { CallSite, CoreAnalytics, RecordedPage } from './types';
 import { EVENT_ARGS } from './calls';
 
-const isType = (method: string): method is MessageType => Object.prototype.hasOwnProperty.call(EVENT_ARGS, method);
+const hasOwn = (o: object, key: string) => Object.prototype.hasOwnProperty.call(o, key);
+const own = (o: object, key: string): unknown => (hasOwn(o, key) ? (o as Record<string, unknown>)[key] : undefined);
+const isType = (method: string): method is MessageType => hasOwn(EVENT_ARGS, method);
 
 /** Runs the snippet's recorded calls: from memory (`false`), or from the stub's buffer with other pages' (`true`). */
 export type Recorded = (storage: boolean) => void;
@@ -23,8 +25,9 @@ export function createReplay(api: () => CoreAnalytics, invoke: (type: MessageTyp
         if (isType(method) && (args.length || method != 'group')) return invoke(method, args, site);
         if (method == 'pageview') return invoke('page', [{ path: args[0] }], site);
         const [space, name] = method.split('.');
-        const target: unknown = name ? Reflect.get(api(), space) : api();
-        const fn: unknown = target && typeof target == 'object' ? Reflect.get(target, name || space) : undefined;
+        // (own properties only: a name read from the buffer never reaches a prototype's method)
+        const target: unknown = name ? own(api(), space) : api();
+        const fn: unknown = target && typeof target == 'object' ? own(target, name || space) : undefined;
         // A helper takes the call's site after its three arguments.
         if (typeof fn == 'function') return name ? fn(args[0], args[1], args[2], site) : fn.apply(api(), args);
       } catch {

@@ -3,8 +3,7 @@ import { createAnalytics } from '../api/analytics';
 import { addHelpers } from '../helpers/add-helpers';
 import { bindingOf, takeOverBuffer, type BufferedCall } from '../api/buffer';
 import type { DebugTools } from '../debug/debug';
-import type { PluginRunner } from '../extend/plugins';
-import { createTransforms } from '../extend/transforms';
+import { createEdgeTransforms, type ExtendChunk } from '../extend/edge';
 import type { LinkTools } from '../identity/link';
 import type { PlanCheck } from '../plan/browser-check';
 import type { AnalyticsError } from '../message/types';
@@ -16,7 +15,6 @@ export type ChunkLoader = <T>(file: string, sri: string, name: string, ok: (c: a
 /** What the lazy chunk (dist/analytics.debug.min.js, src/entry/debug-browser.ts) leaves for the bundle. */
 export interface LazyChunk {
   tools: DebugTools;
-  plugins: PluginRunner;
   links: LinkTools;
   /** Loads the tracking-plan chunk (dist/analytics.plan.min.js, whose SRI hash this chunk carries) and starts its checker. */
   plan(load: ChunkLoader, plan: unknown, report: (e: AnalyticsError) => void): Promise<PlanCheck>;
@@ -35,10 +33,12 @@ const stub: (BufferedCall[] & { pid?: number; invoked?: number }) | undefined = 
 // (`<img name="currentScript" src="https://elsewhere/x.js">`) shadows them on `document` itself.
 // (A DOM without them there, as a test DOM: read on `document`.)
 const doc = (name: 'currentScript' | 'head') => (Object.getOwnPropertyDescriptor(Document.prototype, name)?.get || (() => document[name])).call(document);
-// The chunks live next to this bundle: the lazy chunk (dist/analytics.debug.min.js: the debug tools and the plugin
-// runner), inserted on `debug(true)` or the first `register` only, and, for a `plan` load option only, the
-// tracking-plan checker (dist/analytics.plan.min.js), which the lazy chunk loads through `script` with its own hash
-// (so that no page without a plan carries it). Each is inserted with this script's nonce (a strict CSP allows it
+// The chunks live next to this bundle: the middleware chunk (dist/analytics.extend.min.js: source middleware and
+// plugins), inserted on the first `addSourceMiddleware` or `register` only; the lazy chunk
+// (dist/analytics.debug.min.js: the debug tools, the link and server-cookie tools), inserted on `debug(true)`,
+// `linkDomains` or `serverCookies` only; and, for a `plan` load option only, the tracking-plan checker
+// (dist/analytics.plan.min.js), which the lazy chunk loads through `script` with its own hash (so that no page without
+// a plan carries it). Each is inserted with this script's nonce (a strict CSP allows it
 // then), and, when this script is checked by Subresource Integrity, with the chunk's own hash (known at build time)
 // and this script's `crossorigin`. A lazy chunk that failed to load is fetched again on the next need.
 const self = doc('currentScript');
@@ -61,10 +61,12 @@ const script: ChunkLoader = (file, sri, name, ok) =>
   });
 let chunk: Promise<LazyChunk> | undefined;
 const loadChunk = () =>
-  (chunk ||= script<LazyChunk>('analytics.debug.min.js', '__CHUNK_SRI__', 'svcAnalyticsDebug', (c) => c?.plugins?.hook && c.tools?.log).catch((e) => {
+  (chunk ||= script<LazyChunk>('analytics.debug.min.js', '__CHUNK_SRI__', 'svcAnalyticsDebug', (c) => c?.tools?.log).catch((e) => {
     chunk = undefined;
     throw e;
   }));
+// (the middleware stage fetches it again itself after a failure: see src/extend/edge.ts)
+const loadExtend = () => script<ExtendChunk>('analytics.extend.min.js', '__EXTEND_SRI__', 'svcAnalyticsExtend', (c) => c?.plugins?.hook && c.transforms);
 // Start-up runs in several short tasks (Total Blocking Time counts the part of a task over 50 ms): `later` runs a step
 // in a task of its own, soon (a message: a timer may wait longer); one channel keeps the steps in order.
 const steps: (() => void)[] = [];
@@ -96,7 +98,7 @@ function takeOver() {
   addEventListener('pagehide', rest);
   const { api, load, replay, keep, helperDeps } = createAnalytics({
     debug: src ? () => loadChunk().then((c) => c.tools) : undefined,
-    transforms: (settings, report) => createTransforms(settings, report, () => loadChunk().then((c) => c.plugins)),
+    transforms: (settings, report) => createEdgeTransforms(settings, report, loadExtend),
     tools: () => loadChunk().then((c) => c.links),
     plan: (plan, report) => loadChunk().then((c) => c.plan(script, plan, report)),
   });

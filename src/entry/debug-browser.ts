@@ -1,16 +1,13 @@
-// The IIFE build of the lazy chunk (dist/analytics.debug.min.js): the debug tools, the plugin runner, the link and
-// server-cookie tools (loaded at `load` with `linkDomains` or `serverCookies`) and the loader of the tracking-plan
-// chunk. The bundle inserts it on `debug(true)`, a site's first `register(...)`, those options or a `plan` load option,
-// and reads what it leaves here when it has run.
+// The IIFE build of the lazy chunk (dist/analytics.debug.min.js): the debug tools, the link and server-cookie tools
+// (loaded at `load` with `linkDomains` or `serverCookies`) and the loader of the tracking-plan chunk. The bundle
+// inserts it on `debug(true)`, those options or a `plan` load option, and reads what it leaves here when it has run.
 import { createDebugTools } from '../debug/debug';
-import { pluginRunner } from '../extend/plugins';
 import { linkTools } from '../identity/tools';
 import type { LazyChunk } from './browser';
 import type { createPlanCheck } from '../plan/browser-check';
 
 const chunk: LazyChunk = {
   tools: createDebugTools(),
-  plugins: pluginRunner,
   links: linkTools,
   plan: (load, plan, report) =>
     load<typeof createPlanCheck>('analytics.plan.min.js', '__PLAN_SRI__', 'svcAnalyticsPlan', (f) => typeof f == 'function').then((f) => f(plan, report)),

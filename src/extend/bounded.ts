@@ -1,7 +1,8 @@
 import { copyJSON } from '../message/validate';
 import type { JSONValue } from '../message/types';
 
-// What the middleware stage (transforms.ts) and the plugin runner (plugins.ts, in the lazy chunk) both use.
+// What the middleware stage (transforms.ts) and the plugin runner (plugins.ts) both use (in the CDN build, both in the
+// middleware chunk).
 
 /**
  * Settles like `work`, or rejects with `'timeout'` after `ms`. `work` is a function of the page: what it throws

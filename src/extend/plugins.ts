@@ -5,7 +5,7 @@ import { bounded, copy, isThenable } from './bounded';
 
 /**
  * analytics.js plugins (`register`, CONTRACT section 2): their contexts, hooks, loading and `after` hooks. In the CDN
- * bundle this comes in the lazy chunk (CONTRACT section 1), fetched when a site registers its first plugin; the
+ * bundle this comes in the middleware chunk (CONTRACT section 1), fetched on the first plugin or source middleware; the
  * middleware stage (transforms.ts) runs the hooks in its chain.
  */
 

@@ -1,6 +1,7 @@
 import type { IdentityStorage, JSONObject, JSONValue } from '../message/types';
 import { groupTraits } from '../message/message';
 import { stringify } from '../message/validate';
+import { isObject } from '../message/boundary';
 
 // Taken when the bundle runs: a page that replaces JSON later cannot change what we read back.
 const parse = JSON.parse;
@@ -94,11 +95,20 @@ export interface IdentityOptions {
   server?: { _holds(name: string, value: string): boolean; _changed(domain?: string): void; _forget(): void };
 }
 
+// Each store is tried on its own: one the browser blocks (it throws) must not stop the other.
+const attempt = <T>(fn: () => T): T | undefined => {
+  try {
+    return fn();
+  } catch {
+    return undefined; // blocked or full: the value lives in the other store, or in memory for this page
+  }
+};
+
 /**
- * The visitor's identity: anonymous id, user id and traits, kept in memory and persisted to a first-party
- * cookie (top registrable domain, SameSite=Lax, Secure on https) mirrored to localStorage, read from whichever survives.
+ * Where the identity is stored: a first-party cookie (top registrable domain, SameSite=Lax, Secure on https) mirrored
+ * to localStorage, read from whichever survives; written only once writing is allowed (`_enable`).
  */
-export function createIdentity({ storage = 'cookie', cookie = {}, persist = true, server }: IdentityOptions = {}) {
+function createStores({ storage = 'cookie', cookie = {}, server }: IdentityOptions) {
   // Created at load, in a browser only.
   const useCookie = storage == 'cookie';
   const memory = storage == 'memory';
@@ -114,14 +124,6 @@ export function createIdentity({ storage = 'cookie', cookie = {}, persist = true
     // Rewritten by script, the server's cookie would get the script's capped lifetime (Safari: 7 days).
     if (age && server?._holds(name, v)) return;
     document.cookie = `${name}=${v}; path=/; max-age=${age}; SameSite=Lax${secure}${d ? '; domain=' + d : ''}`;
-  };
-  // Each store is tried on its own: one the browser blocks (it throws) must not stop the other.
-  const attempt = <T>(fn: () => T): T | undefined => {
-    try {
-      return fn();
-    } catch {
-      return undefined; // blocked or full: the value lives in the other store, or in memory for this page
-    }
   };
   // The widest domain that accepts a cookie is the registrable one: subdomains then share the identity. (Probing
   // writes a cookie: only once writing is allowed.)
@@ -166,6 +168,24 @@ export function createIdentity({ storage = 'cookie', cookie = {}, persist = true
     }
   };
 
+  return {
+    _read: read,
+    _store: store,
+    _write: write,
+    _erase: erase,
+    _open: open,
+    _writable: () => writable,
+    /** Starts (true) or stops (false) writing. */
+    _enable: (on: boolean) => ((on && open()), (writable = on)),
+  };
+}
+
+/**
+ * The visitor's identity: anonymous id, user id and traits, kept in memory and persisted (see `createStores`).
+ */
+export function createIdentity(options: IdentityOptions = {}) {
+  const { _read: read, _store: store, _write: write, _erase: erase, _open: open, _writable: writable, _enable } = createStores(options);
+  const { server } = options;
   const state: { anonymousId: string; userId: string | null; traits: JSONObject; groupId: string | null; groupTraits: JSONObject } = {
     anonymousId: '',
     userId: null,
@@ -174,7 +194,7 @@ export function createIdentity({ storage = 'cookie', cookie = {}, persist = true
     groupTraits: {},
   };
   const id = (v: unknown) => (v == null || v === '' ? null : String(v));
-  const object = (v: unknown) => (v && typeof v == 'object' && !Array.isArray(v) ? v : {});
+  const object = (v: unknown) => (isObject(v) ? v : {});
   const load = () => {
     const jar = attempt(() => document.cookie);
     const first = read(KEYS, 'anonymousId', jar) === undefined;
@@ -189,26 +209,25 @@ export function createIdentity({ storage = 'cookie', cookie = {}, persist = true
   // starts (consent granted), what this page holds in memory.
   const writeAll = () => IDENTITY.forEach((k) => write(k, state[k]));
   const enable = () => {
-    open();
-    writable = true;
+    _enable(true);
     writeAll();
   };
   load();
-  if (persist) enable();
+  if (options.persist ?? true) enable();
 
   return {
     _anonymousId: () => state.anonymousId,
     _userId: () => state.userId,
     _traits: () => state.traits,
     /** Re-reads storage (another tab may have identified or reset the visitor); nothing to re-read while not persisting. */
-    _reload: () => writable && load(),
+    _reload: () => writable() && load(),
     /** Re-reads storage whether or not this page persists (a discarded identify must not outlive a denial). */
     _restore: () => load(),
     /** Starts persisting (consent granted): what is in memory now is written, and kept written. */
-    _persist: () => writable || enable(),
+    _persist: () => writable() || enable(),
     /** Removes the stored identity and stops persisting (consent withdrawn, opt-out); memory keeps it for this page. */
     _forget() {
-      writable = false;
+      _enable(false);
       IDENTITY.forEach(erase);
       attempt(() => server?._forget());
     },

@@ -1,6 +1,7 @@
 import type { Callback, CallOptions, JSONObject, MessageType } from './types';
 import { analyticsError } from './errors';
 import { sanitize } from './validate';
+import { isFunction } from './boundary';
 
 /** A call's arguments sorted into message fields, options and callback; pure. */
 export interface NormalisedCall {
@@ -13,7 +14,6 @@ export interface NormalisedCall {
 // page(category?, name?, ...), screen(category?, name?, ...), alias(userId, previousId?, ...).
 const SLOTS: Record<MessageType, number> = { track: 1, identify: 1, group: 1, alias: 2, page: 2, screen: 2 };
 
-const isFunction = (v: unknown) => typeof v == 'function';
 const NO_OPTIONS: CallOptions = Object.freeze(Object.create(null));
 // The caller's own options only: nothing on Object.prototype (a polluted `timestamp` or `integrations`) is one.
 const own = (o: CallOptions): CallOptions => Object.assign(Object.create(null), o);

@@ -1,5 +1,6 @@
 import type { JSONObject, JSONValue, MessageContext, PageContext } from './types';
 import { ownKeys, setOwn } from './validate';
+import { isObject } from './boundary';
 
 type JSONRecord = { [key: string]: JSONValue };
 
@@ -12,24 +13,12 @@ export interface Environment {
   locale: string;
   timezone?: string;
   screen: { width: number; height: number; density: number };
-  userAgentData?: { brands: { brand: string; version: string }[]; mobile: boolean; platform: string };
-  os?: { name: string; version?: string };
-  device?: { type: string };
-}
-
-/** High-entropy client hints, when asked for and received (see `highEntropyHints`). */
-export interface Hints {
-  model?: string;
-  platformVersion?: string;
 }
 
 /** What the automatic context of a message is made of. */
 export interface ContextParts {
   env: Environment;
   page: PageContext;
-  /** The connection type at call time (`wifi`, `cellular`, ...), where the browser tells it. */
-  connectionType?: string;
-  hints?: Hints;
 }
 
 /**
@@ -70,31 +59,8 @@ export function campaign(search: string): Record<string, string> | undefined {
   return out;
 }
 
-/** OS name and version from client hints' platform or, failing that, the user agent (kept small on purpose). */
-export function osFromUserAgent(ua: string, platform?: string): { name: string; version?: string } | undefined {
-  const m =
-    /(Android) ([\d.]+)/.exec(ua) ||
-    /(iPhone|iPad|iPod).*? OS ([\d_]+)/.exec(ua) ||
-    /(Windows) NT ([\d.]+)/.exec(ua) ||
-    /(Mac) OS X ([\d_.]+)/.exec(ua) ||
-    /(CrOS)/.exec(ua) ||
-    /(Linux)/.exec(ua);
-  const names: Record<string, string> = { iPhone: 'iOS', iPad: 'iOS', iPod: 'iOS', Mac: 'macOS', CrOS: 'Chrome OS' };
-  const name = platform || (m && (names[m[1]] || m[1]));
-  if (!name) return undefined;
-  // The version from the UA is only trusted when it describes the same platform.
-  const version = m && m[2] && (!platform || names[m[1]] == platform || m[1] == platform) ? m[2].replace(/_/g, '.') : undefined;
-  return version ? { name, version } : { name };
-}
-
-/** `mobile`, `tablet` or `desktop`, from the client hints' `mobile` flag or the user agent. */
-export function deviceType(ua: string, mobileHint?: boolean): string {
-  if (/iPad|Tablet/.test(ua) || (/Android/.test(ua) && !/Mobile/.test(ua))) return 'tablet';
-  return mobileHint || /Mobi|iPhone|iPod/.test(ua) ? 'mobile' : 'desktop';
-}
-
 /** The automatic context of one message: environment facts, the page at call time and its campaign; pure. */
-export function buildContext({ env, page, connectionType, hints }: ContextParts): MessageContext {
+export function buildContext({ env, page }: ContextParts): MessageContext {
   const ctx: MessageContext = {
     library: LIBRARY,
     page,
@@ -104,14 +70,6 @@ export function buildContext({ env, page, connectionType, hints }: ContextParts)
     screen: env.screen,
   };
   if (env.timezone) ctx.timezone = env.timezone;
-  if (env.userAgentData) ctx.userAgentData = env.userAgentData;
-  if (env.os) ctx.os = env.os;
-  if (env.device) ctx.device = env.device;
-  if (hints) {
-    if (hints.model) ctx.device = { ...ctx.device!, model: hints.model };
-    if (hints.platformVersion && env.os) ctx.os = { ...env.os, version: hints.platformVersion };
-  }
-  if (connectionType) ctx.network = { cellular: connectionType == 'cellular', wifi: connectionType == 'wifi' };
   const utm = campaign(page.search);
   if (utm) ctx.campaign = utm;
   return ctx;
@@ -136,7 +94,7 @@ export function merge<T extends JSONRecord>(target: T, source?: JSONObject | nul
   for (const k of ownKeys(source)) {
     const v = source[k];
     const t: JSONValue = out[k];
-    setOwn(out, k, v && typeof v == 'object' && !Array.isArray(v) && t && typeof t == 'object' && !Array.isArray(t) ? merge(t, v) : v);
+    setOwn(out, k, isObject(v) && isObject(t) ? merge(t as JSONRecord, v) : v);
   }
   return out;
 }

@@ -1,17 +1,12 @@
-import type { Environment, Hints } from './context';
-import { osFromUserAgent, deviceType } from './context';
+import type { Environment } from './context';
 
-/** Reads the browser facts that go into every message's context (once, at load; the network type per call). */
+/** Reads the browser facts that go into every message's context (once, at load; CONTRACT section 4 lists them). */
 export function readEnvironment(): Environment {
   const n = navigator;
-  const ua = n.userAgent || '';
-  const uad = n.userAgentData;
   const env: Environment = {
-    userAgent: ua,
+    userAgent: n.userAgent || '',
     locale: n.language || '',
     screen: { width: screen.width, height: screen.height, density: devicePixelRatio || 1 },
-    os: osFromUserAgent(ua, uad?.platform || undefined),
-    device: { type: deviceType(ua, uad?.mobile) },
   };
   try {
     // Temporal's answer costs about a millisecond; the page's first Intl.DateTimeFormat (the fallback, where there is
@@ -22,29 +17,5 @@ export function readEnvironment(): Environment {
   } catch {
     // very old engines: no timezone
   }
-  if (uad && uad.brands) {
-    env.userAgentData = {
-      brands: uad.brands.map((b) => ({ brand: b.brand, version: b.version })),
-      mobile: !!uad.mobile,
-      platform: uad.platform || '',
-    };
-  }
   return env;
-}
-
-/** The connection type right now ('wifi', 'cellular', ...) where the browser tells it. */
-export function connectionType(): string | undefined {
-  return navigator.connection?.type;
-}
-
-/** Asks once for high-entropy client hints (opt-in: async and a cost); resolves to what the browser gives. */
-export async function highEntropyHints(): Promise<Hints | undefined> {
-  const uad = navigator.userAgentData;
-  if (!uad || !uad.getHighEntropyValues) return undefined;
-  try {
-    const v = await uad.getHighEntropyValues(['model', 'platformVersion']);
-    return { model: v.model || undefined, platformVersion: v.platformVersion || undefined };
-  } catch {
-    return undefined;
-  }
 }

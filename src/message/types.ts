@@ -20,15 +20,11 @@ export interface MessageContext {
   library: { name: string; version: string };
   page: PageContext;
   userAgent: string;
-  userAgentData?: { brands: { brand: string; version: string }[]; mobile: boolean; platform: string };
   locale: string;
   timezone?: string;
   channel: 'browser';
   campaign?: Record<string, string>;
   screen: { width: number; height: number; density: number };
-  os?: { name: string; version?: string };
-  device?: { type: string; model?: string };
-  network?: { cellular?: boolean; wifi?: boolean };
   [key: string]: any;
 }
 
@@ -154,7 +150,7 @@ export interface LoadOptions {
     /** @default 604800000 (7 days) */
     maxAgeMs?: number;
   };
-  /** Ask for high-entropy client hints (model, platformVersion) once; they join the context when they arrive. @default false */
+  /** @deprecated Ignored: the context carries what CONTRACT section 4 lists, and no client hints. */
   highEntropyHints?: boolean;
   /** Log each call, batch and error to the console. @default false */
   debug?: boolean;

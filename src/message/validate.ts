@@ -1,5 +1,6 @@
 import type { JSONValue } from './types';
 import { analyticsError } from './errors';
+import { isNative } from './boundary';
 
 /** Largest serialised message the service processes (spec 000 section 8: 32 KB, read as 32,000 bytes). */
 export const MESSAGE_LIMIT = 32000;
@@ -167,7 +168,8 @@ export const quote = (s: string): string =>
 
 // The engine's JSON.stringify, when it is still the engine's when the bundle runs.
 const jsonStringify = JSON.stringify;
-const nativeJSON = /\[native code\]/.test(Function.prototype.toString.call(jsonStringify));
+// (a page that broke Function.prototype.toString gets our own serialiser: see `isNative`)
+const nativeJSON = isNative(jsonStringify);
 
 /**
  * Serialises plain JSON data (what `sanitize` returns). The engine's `JSON.stringify` is used only while no page

@@ -25,6 +25,24 @@ export interface GateDeps {
   _erase(): void;
 }
 
+/** The messages held while consent is pending, in call order, and their bytes. */
+function createHeld() {
+  let list: BuiltMessage[] = [];
+  let bytes = 0;
+  return {
+    _count: () => list.length,
+    _bytes: () => bytes,
+    _push: (built: BuiltMessage) => void (list.push(built), (bytes += built.bytes)),
+    /** Empties what is held, and returns it. */
+    _release() {
+      const out = list;
+      list = [];
+      bytes = 0;
+      return out;
+    },
+  };
+}
+
 /**
  * The consent and opt-out gate (CONTRACT sections 2-3): its state (`decide` in consent.ts is the pure transition),
  * the site's last decision, the messages held while consent is pending, and the erasures. It starts in the state the
@@ -34,7 +52,7 @@ export interface GateDeps {
 export function createGate(d: GateDeps) {
   const { identity, _categories: categories } = d;
   let preferences: Preferences | undefined;
-  const held: { _list: BuiltMessage[]; _bytes: number } = { _list: [], _bytes: 0 };
+  const held = createHeld();
   // How many times what was stored was erased, and why the last time: a message a middleware had meanwhile goes.
   const erased: { _count: number; _by: 'opted_out' | 'consent_denied' } = { _count: 0, _by: 'opted_out' };
   // GPC counts as an opt-out unless the visitor opted in on this site (https://privacycg.github.io/gpc-spec/)
@@ -44,13 +62,7 @@ export function createGate(d: GateDeps) {
   // every listed category, and 200 bytes for others.
   const consentRoom = 240 + byteLength(stringify((categories || []).map((c) => [c, false])));
 
-  // Empties what is held, and returns it.
-  const release = () => {
-    const list = held._list;
-    held._list = [];
-    held._bytes = 0;
-    return list;
-  };
+  const release = held._release;
   const erase = (by: typeof erased._by) => {
     release();
     erased._count++;
@@ -125,12 +137,11 @@ export function createGate(d: GateDeps) {
         d.report(error);
         return error;
       }
-      if (d._overBounds(held._list.length, held._bytes + built.bytes)) {
+      if (d._overBounds(held._count(), held._bytes() + built.bytes)) {
         d._full([id]);
         return analyticsError('queue_full', 'the queue is full', [id]);
       }
-      held._list.push(built);
-      held._bytes += built.bytes;
+      held._push(built);
       return Promise.resolve();
     },
     /** `consent(preferences)`: the site's decision; false when it is not an object of category names to booleans. */

@@ -63,7 +63,7 @@ describe('package exports', () => {
   });
 
   it('lists the files with side effects (the scripts), so that bundlers keep `import "svc-analytics/analytics.min.js"`', () => {
-    expect(pkg.sideEffects).toEqual(['./dist/analytics.min.js', './dist/snippet.min.js', './dist/analytics.debug.min.js', './dist/analytics.plan.min.js']);
+    expect(pkg.sideEffects).toEqual(['./dist/analytics.min.js', './dist/snippet.min.js', './dist/analytics.debug.min.js', './dist/analytics.extend.min.js', './dist/analytics.plan.min.js']);
     for (const f of pkg.sideEffects) expect(() => readFileSync(f), f).not.toThrow();
     // ...and every one of them is an export of its own
     for (const f of pkg.sideEffects) expect(Object.values(pkg.exports)).toContain(f);

@@ -46,4 +46,10 @@ describe('size budget', () => {
     for (const text of ['should be ', 'product_id sku category', 'console.warn'])
       expect({ text, inBundle: js.includes(text), inDebugTools: debug.includes(text) }).toEqual({ text, inBundle: false, inDebugTools: true });
   });
+  it('source middleware, plugins and the check of what they pass on are an edge (CONTRACT section 1): in dist/analytics.extend.min.js, not in the bundle', () => {
+    const js = readFileSync('dist/analytics.min.js', 'utf8');
+    const extend = readFileSync('dist/analytics.extend.min.js', 'utf8');
+    for (const text of ['did not pass message', '(after source middleware and plugins)', 'rawEvent'])
+      expect({ text, inBundle: js.includes(text), inChunk: extend.includes(text) }).toEqual({ text, inBundle: false, inChunk: true });
+  });
 });

@@ -13,6 +13,7 @@ describe('SRI of the bundle and its lazy chunk', () => {
     expect(sri).toEqual({
       'analytics.min.js': sriOf('analytics.min.js'),
       'analytics.debug.min.js': sriOf('analytics.debug.min.js'),
+      'analytics.extend.min.js': sriOf('analytics.extend.min.js'),
       'analytics.plan.min.js': sriOf('analytics.plan.min.js'),
     });
     expect(readFileSync('dist/analytics.debug.min.js.sri', 'utf8').trim()).toBe(sri['analytics.debug.min.js']);
@@ -23,6 +24,8 @@ describe('SRI of the bundle and its lazy chunk', () => {
     // (one loader for every chunk: the hash is its argument, set as the script's integrity)
     expect(js).toMatch(/\.integrity&&\([\w$]+\.integrity=[\w$]+,[\w$]+\.crossOrigin=[\w$]+\.crossOrigin\)/);
     expect(js).toContain(`"analytics.debug.min.js","${sriOf('analytics.debug.min.js')}"`);
+    expect(js).not.toContain('__EXTEND_SRI__');
+    expect(js).toContain(`"analytics.extend.min.js","${sriOf('analytics.extend.min.js')}"`);
   });
   it("the tracking-plan chunk's hash is carried by the lazy chunk that loads it, not by the bundle (a page without a plan pays no byte)", () => {
     const debug = readFileSync('dist/analytics.debug.min.js', 'utf8');

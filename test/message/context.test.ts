@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildContext, campaign, deviceType, freeze, LIBRARY, merge, osFromUserAgent, pageContext, unlink, wireUrl, type Environment } from '../../src/message/context';
+import { buildContext, campaign, freeze, LIBRARY, merge, pageContext, unlink, wireUrl, type Environment } from '../../src/message/context';
 
 const UA = {
   android: 'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Mobile Safari/537.36',
@@ -130,73 +130,6 @@ describe('campaign', () => {
   });
 });
 
-describe('osFromUserAgent', () => {
-  it('reads Android with its version', () => {
-    expect(osFromUserAgent(UA.android)).toEqual({ name: 'Android', version: '14' });
-  });
-
-  it('reads iPhone and iPad as iOS with a dotted version', () => {
-    expect(osFromUserAgent(UA.iphone)).toEqual({ name: 'iOS', version: '17.4.1' });
-    expect(osFromUserAgent(UA.ipad)).toEqual({ name: 'iOS', version: '16.6' });
-  });
-
-  it('reads Windows with its NT version', () => {
-    expect(osFromUserAgent(UA.windows)).toEqual({ name: 'Windows', version: '10.0' });
-  });
-
-  it('reads Mac OS X as macOS with a dotted version', () => {
-    expect(osFromUserAgent(UA.mac)).toEqual({ name: 'macOS', version: '10.15.7' });
-  });
-
-  it('reads CrOS as Chrome OS and plain Linux as Linux', () => {
-    expect(osFromUserAgent(UA.cros)).toEqual({ name: 'Chrome OS' });
-    expect(osFromUserAgent(UA.linux)).toEqual({ name: 'Linux' });
-  });
-
-  it('is undefined for a user agent it does not know', () => {
-    expect(osFromUserAgent('curl/8.0')).toBeUndefined();
-    expect(osFromUserAgent('')).toBeUndefined();
-  });
-
-  it('takes the name from the client-hint platform, keeping the UA version when it describes the same platform', () => {
-    expect(osFromUserAgent(UA.windows, 'Windows')).toEqual({ name: 'Windows', version: '10.0' });
-    expect(osFromUserAgent(UA.mac, 'macOS')).toEqual({ name: 'macOS', version: '10.15.7' });
-    expect(osFromUserAgent(UA.android, 'Android')).toEqual({ name: 'Android', version: '14' });
-  });
-
-  it('drops the UA version when the client-hint platform disagrees with the UA', () => {
-    expect(osFromUserAgent(UA.windows, 'Linux')).toEqual({ name: 'Linux' });
-    expect(osFromUserAgent(UA.mac, 'Windows')).toEqual({ name: 'Windows' });
-  });
-
-  it('uses the client-hint platform even when the UA says nothing', () => {
-    expect(osFromUserAgent('Mozilla/5.0', 'Chrome OS')).toEqual({ name: 'Chrome OS' });
-  });
-});
-
-describe('deviceType', () => {
-  it('is mobile for phones', () => {
-    expect(deviceType(UA.iphone)).toBe('mobile');
-    expect(deviceType(UA.android)).toBe('mobile');
-  });
-
-  it('is tablet for iPads and Android without Mobile', () => {
-    expect(deviceType(UA.ipad)).toBe('tablet');
-    expect(deviceType(UA.androidTablet)).toBe('tablet');
-  });
-
-  it('is desktop otherwise', () => {
-    expect(deviceType(UA.windows)).toBe('desktop');
-    expect(deviceType(UA.mac)).toBe('desktop');
-    expect(deviceType(UA.linux)).toBe('desktop');
-  });
-
-  it('is mobile when the client hints say mobile', () => {
-    expect(deviceType(UA.linux, true)).toBe('mobile');
-    expect(deviceType(UA.windows, false)).toBe('desktop');
-  });
-});
-
 describe('buildContext', () => {
   it('fills library, page, userAgent, locale, timezone, channel and screen', () => {
     const ctx = buildContext({ env: env(), page: PAGE });
@@ -220,34 +153,15 @@ describe('buildContext', () => {
     expect(ctx).not.toHaveProperty('campaign');
   });
 
-  it('copies userAgentData, os and device', () => {
-    const userAgentData = { brands: [{ brand: 'Chromium', version: '124' }], mobile: false, platform: 'Windows' };
-    const ctx = buildContext({ env: env({ userAgentData, os: { name: 'Windows', version: '10.0' }, device: { type: 'desktop' } }), page: PAGE });
-    expect(ctx.userAgentData).toEqual(userAgentData);
-    expect(ctx.os).toEqual({ name: 'Windows', version: '10.0' });
-    expect(ctx.device).toEqual({ type: 'desktop' });
-  });
-
-  it('sets network from the connection type', () => {
-    expect(buildContext({ env: env(), page: PAGE, connectionType: 'wifi' }).network).toEqual({ cellular: false, wifi: true });
-    expect(buildContext({ env: env(), page: PAGE, connectionType: 'cellular' }).network).toEqual({ cellular: true, wifi: false });
-    expect(buildContext({ env: env(), page: PAGE })).not.toHaveProperty('network');
-  });
-
-  it('adds the high-entropy model and platform version when they arrived', () => {
-    const ctx = buildContext({
-      env: env({ os: { name: 'Android' }, device: { type: 'mobile' } }),
-      page: PAGE,
-      hints: { model: 'Pixel 8', platformVersion: '14.0.0' },
-    });
-    expect(ctx.device).toEqual({ type: 'mobile', model: 'Pixel 8' });
-    expect(ctx.os).toEqual({ name: 'Android', version: '14.0.0' });
+  it('carries what CONTRACT section 4 lists and nothing the contract never asked for (no os, device, userAgentData, network)', () => {
+    const ctx = buildContext({ env: env(), page: PAGE });
+    expect(Object.keys(ctx).sort()).toEqual(['campaign', 'channel', 'library', 'locale', 'page', 'screen', 'timezone', 'userAgent']);
   });
 
   it('is pure: the same parts give equal contexts, and the environment is not changed', () => {
     const e = env();
     const before = JSON.stringify(e);
-    const parts = { env: e, page: PAGE, connectionType: 'wifi', hints: { model: 'M' } };
+    const parts = { env: e, page: PAGE };
     expect(buildContext(parts)).toEqual(buildContext(parts));
     expect(buildContext({ env: e, page: pageContext('https://a.example/?utm_source=x', '', '') }).campaign).toEqual({ source: 'x' });
     expect(buildContext(parts).campaign).toEqual({ name: 'spring', source: 'news' });

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildMessage, checkMessage, identifyTraits, type BuiltMessage, type MessageParts, type Visitor } from '../../src/message/message';
+import { buildMessage, identifyTraits, type BuiltMessage, type MessageParts, type Visitor } from '../../src/message/message';
+import { checkMessage } from '../../src/message/check';
 import { normalise, type NormalisedCall } from '../../src/message/call';
 import { buildContext, freeze, pageContext, type Environment } from '../../src/message/context';
 import { MESSAGE_LIMIT } from '../../src/message/validate';
@@ -11,8 +12,6 @@ const ENV: Environment = {
   locale: 'en-GB',
   timezone: 'Europe/Paris',
   screen: { width: 1920, height: 1080, density: 2 },
-  os: { name: 'Linux' },
-  device: { type: 'desktop' },
 };
 const PAGE = pageContext('https://shop.example/docs/a?utm_campaign=spring&x=1', 'Docs', 'https://ref.example/');
 const CONTEXT = buildContext({ env: ENV, page: PAGE });
@@ -426,7 +425,7 @@ describe('buildMessage', () => {
     });
 
     it('does not change the automatic context it is given, whatever the call type and options', () => {
-      const context = buildContext({ env: ENV, page: PAGE, connectionType: 'wifi', hints: { model: 'Pixel' } });
+      const context = buildContext({ env: ENV, page: PAGE });
       const before = JSON.stringify(context);
       const pageBefore = JSON.stringify(PAGE);
       const opts = { context: { page: { title: 'Override' }, screen: { width: 1 }, network: { wifi: false }, device: { model: 'X' } } };

@@ -1,0 +1,23 @@
+// The page boundary's primitives: what the library checks of values the page gave it, written once. Each is safe on a
+// page that broke the built-ins it uses (nothing here throws into the page).
+
+const fnToString = Function.prototype.toString;
+
+/**
+ * Whether `fn` is the engine's own function (its source reads `[native code]`), read through
+ * Function.prototype.toString as the bundle found it. False on a page whose toString throws or was taken away, where
+ * nothing can tell: then the library takes the path that needs no native function.
+ */
+export function isNative(fn: unknown): boolean {
+  try {
+    return typeof fn == 'function' && /\{\s*\[native code\]\s*\}$/.test(fnToString.call(fn));
+  } catch {
+    return false;
+  }
+}
+
+/** A plain object of data (not null, not an array). */
+export const isObject = (v: unknown): v is Record<string, any> => !!v && typeof v == 'object' && !Array.isArray(v);
+
+/** A function (a callback or handler of the page). */
+export const isFunction = (v: unknown): v is (...args: any[]) => unknown => typeof v == 'function';
