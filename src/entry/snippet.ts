@@ -7,10 +7,10 @@
 declare const __CDN_URL__: string;
 declare const __BUFFER_KEY__: string;
 ((
-  w: any,
   d: Document,
   unwritten = 0,
-  a = w.analytics,
+  // (`self`: the window, as `window` is: its own property, which no element named `self` shadows)
+  a = self.analytics as any,
   // Kept now: under a strict CSP the bundle's <script> needs the nonce of the script that pasted us.
   nonce = d.currentScript?.nonce,
   // Taken now: a page may replace it later.
@@ -47,7 +47,7 @@ declare const __BUFFER_KEY__: string;
     // (`.big`: String.prototype's, in every engine (ECMAScript Annex B): only a string has it, never an element)
     if (a.invoked > 0 || a.VERSION?.big) return;
   } catch {}
-  if (!Array.isArray(a)) a = w.analytics = [];
+  if (!Array.isArray(a)) a = (self as any).analytics = [];
   // (`invoked`, as analytics.js's snippet sets it, is this page's id too: its calls in the shared buffer carry it)
   page = a.invoked = Math.random();
   // Every method of analytics.js's snippet too, so a site's code written for it runs unchanged before the bundle comes;
@@ -56,14 +56,15 @@ declare const __BUFFER_KEY__: string;
   'ecommerce semantic identify track page screen group alias reset setAnonymousId ready flush on off once debug user pageview trackLink trackClick trackForm trackSubmit addSourceMiddleware addDestinationMiddleware addIntegrationMiddleware register consent optOut optIn'
     .split(' ')
     .map((m, i) => (a[m] = i < 2 ? new Proxy({}, { get: (_, k) => rec(m + '.' + String(k)) }) : rec(m)));
-  a.load = (key: string, o?: { cdnUrl?: string; consent?: unknown; __proto__?: null }, s?: HTMLScriptElement) => {
+  a.load = (key: any, o?: { cdnUrl?: string; consent?: unknown; __proto__?: null }) => {
     rec('load')(key, o);
     // The options' own properties only: nothing on Object.prototype chooses the script or the consent mode.
     o = { __proto__: null, ...o };
     a.c = o.consent;
     // (a script element inserted by script is async: https://html.spec.whatwg.org/multipage/scripting.html#script-force-async)
-    (s = d.createElement('script')).src = o.cdnUrl || __CDN_URL__;
-    s.nonce = nonce;
-    d.head.append(s);
+    // (`key` is recorded: the script element now, for its size)
+    (key = d.createElement('script')).src = o.cdnUrl || __CDN_URL__;
+    key.nonce = nonce;
+    d.head.append(key);
   };
-})(window, document);
+})(document);
