@@ -12,6 +12,8 @@ const { runMany } = await jiti.import('./main.ts');
 const { startDelivery } = await jiti.import(resolve(src, 'delivery/start.ts'));
 const { clearNote } = await jiti.import(resolve(src, 'delivery/exit-note.ts'));
 // Seeds to leave out (`--skip=1,5,26`: those the unmutated code fails, when judging a mutant).
+// `--seeds=FILE`: only the seeds listed in FILE (one a line: to run again the failures of a long run).
+const list = args.seeds ? (await import('node:fs')).readFileSync(args.seeds, 'utf8').split(/\s+/).filter(Boolean).map(Number) : undefined;
 const skip = new Set(String(args.skip ?? '').split(',').filter(Boolean).map(Number));
 const replay = (s) => `npm run sim -- --seed=${s} --runs=1 --trace${args.src ? ' --src=' + args.src : ''}`;
 const t0 = performance.now();
@@ -21,6 +23,7 @@ const { failed, totals } = await runMany({
   mod: { startDelivery, clearNote },
   stop: !!args.stop,
   skip,
+  seeds: list,
   onFail(r) {
     console.log(`\nFAIL seed ${r.seed}:\n  ` + r.violations.slice(0, 8).join('\n  ') + (r.violations.length > 8 ? `\n  ... ${r.violations.length - 8} more` : ''));
     if (args.trace) console.log('trace:\n  ' + r.trace.join('\n  '));

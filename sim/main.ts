@@ -62,12 +62,13 @@ export async function runSeed(seed: number, mod: DeliveryModule, actions = 40): 
 }
 
 /** Runs `runs` schedules from `seed` on; stops at the first failure when `stop`. */
-export async function runMany(opts: { seed: number; runs: number; mod: DeliveryModule; stop?: boolean; skip?: Set<number>; onFail?: (r: RunResult) => void }) {
+export async function runMany(opts: { seed: number; runs: number; mod: DeliveryModule; stop?: boolean; skip?: Set<number>; seeds?: number[]; onFail?: (r: RunResult) => void }) {
   const failed: RunResult[] = [];
   const totals = { runs: 0, accepted: 0, requests: 0, delivered: 0 };
-  for (let i = 0; i < opts.runs; i++) {
-    if (opts.skip?.has(opts.seed + i)) continue;
-    const r = await runSeed(opts.seed + i, opts.mod);
+  const seeds = opts.seeds ?? Array.from({ length: opts.runs }, (_, i) => opts.seed + i);
+  for (const seed of seeds) {
+    if (opts.skip?.has(seed)) continue;
+    const r = await runSeed(seed, opts.mod);
     totals.runs++;
     totals.accepted += r.stats.accepted;
     totals.requests += r.stats.requests;

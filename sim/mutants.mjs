@@ -38,8 +38,8 @@ const MUTANTS = [
   {
     name: 'ledger 2: a load adopts orphans before finishing the hand-offs earlier pages noted',
     file: 'delivery/start.ts',
-    from: '  await finishHandoffs(queue._forget',
-    to: '  void finishHandoffs(queue._forget',
+    from: 'await finishHandoffs(',
+    to: 'await ((..._: unknown[]) => undefined)(',
   },
 ];
 
@@ -54,7 +54,10 @@ const sim = (src, extra) => {
 const known = [...sim(base, []).matchAll(/FAIL seed (\d+):/g)].map((m) => m[1]);
 console.log(`the code as it is fails ${known.length} of ${runs} schedules (left out): ${known.join(', ') || 'none'}`);
 let missed = 0;
+// (`--only=2,5`: those mutants only)
+const only = args.only ? String(args.only).split(',').map(Number) : undefined;
 for (const [i, m] of MUTANTS.entries()) {
+  if (only && !only.includes(i + 1)) continue;
   const dir = resolve('.tmp/mutants', String(i + 1));
   rmSync(dir, { recursive: true, force: true });
   cpSync(base, resolve(dir, 'src'), { recursive: true });

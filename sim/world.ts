@@ -22,8 +22,8 @@ export interface SimPage extends Page {
   delivery?: ReturnType<DeliveryModule['startDelivery']>;
   /** It reported storage_unavailable: its queue lived in memory. */
   fellBack?: boolean;
-  /** When its last retry answer came and when the backoff lets it send again (see check.ts). */
-  backoffUntil?: number;
+  /** It got an 'online' event: its next flush is forced (see the backoff check in `open`). */
+  onlineFlush?: boolean;
 }
 
 export interface Accepted {
@@ -111,6 +111,8 @@ export function createWorld(seed: number, mod: DeliveryModule) {
           if (name == 'delivered') for (const k of [...w.backoff.keys()]) if (k.startsWith(page.id + '01')) w.backoff.delete(k);
           if (name == 'retry') {
             const r = payload as { status: number; messageIds: string[] };
+            // (an 'online' the page got forces one flush, which may wait behind the pass that ends in this retry)
+            if (page.onlineFlush) return void (page.onlineFlush = false);
             const wait = r.status == 429 ? Math.min(Number(net.state.retryAfter) * 1000, 3600000) : 500;
             for (const id of r.messageIds) w.backoff.set(page.id + id, loop.now() + wait);
           }
