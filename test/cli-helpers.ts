@@ -73,7 +73,7 @@ export function demoLoad(html: string, search = '') {
     localStorage: Object.assign(storage, { getItem: (k: string) => storage[k] ?? null }),
     document: { currentScript: null, title: '', referrer: '', createElement: () => ({}), head: { append: (s: any) => inserted.push(s) } },
   };
-  ctx.window = ctx;
+  ctx.window = ctx.self = ctx;
   vm.createContext(ctx);
   vm.runInContext(inline[0], ctx);
   vm.runInContext(inline[1], ctx);
