@@ -22,7 +22,7 @@ export function createLocks(loop: Loop) {
 
   const grant = () => {
     for (const w of [...queue]) {
-      if (held.has(w.name)) continue;
+      if (held.has(w.name) || w.page.dead) continue;
       queue.splice(queue.indexOf(w), 1);
       held.set(w.name, w);
       loop.at(0, () => {
@@ -51,6 +51,8 @@ export function createLocks(loop: Loop) {
       return {
         request(name: string, options: { signal?: AbortSignal }, cb: (lock: unknown) => unknown) {
           return new Promise((resolve, reject) => {
+            // (a dead page's leftover code asks in vain: its agent is gone, nothing is granted to it)
+            if (page.dead) return;
             if (options.signal?.aborted) return reject(new DOMException('aborted', 'AbortError'));
             const w: Waiter = { page, name, cb, resolve, reject };
             queue.push(w);

@@ -146,7 +146,8 @@ export function createNet(loop: Loop, rng: Rng) {
       for (const r of log)
         if (r.page == page && r.via == 'keepalive' && !r.heard && !r.handed) {
           r.handed = true;
-          if (r.status != null && (r.status < 200 || r.status > 299)) r.lost = true;
+          // (it failed already, unheard: a non-2xx answer, or a network error)
+          if ((r.status != null && !r.delivered) || (r.done && !r.delivered)) r.lost = true;
         }
     },
     /** The page gave up on a request (its AbortSignal): it is done, and what it never heard is unknowable. */
