@@ -122,6 +122,23 @@ export default [
     plugins: [constants(), ts()],
   },
   {
+    // svc-analytics/service-worker: for a site's own service worker (src/offline). As a module for bundlers, and as
+    // one self-contained classic script (dist/service-worker.js, idb-keyval inside) for `importScripts` from the
+    // site's own origin.
+    input: 'src/entry/service-worker.ts',
+    output: [
+      { file: 'dist/service-worker.mjs', format: 'es' },
+      { file: 'dist/service-worker.cjs', format: 'cjs', exports: 'named' },
+    ],
+    external: Object.keys(pkg.dependencies),
+    plugins: [ts()],
+  },
+  {
+    input: 'src/entry/service-worker.ts',
+    output: { file: 'dist/service-worker.js', format: 'iife', name: 'svcAnalyticsServiceWorker' },
+    plugins: [nodeResolve({ browser: true }), ts(), min()],
+  },
+  {
     // svc-analytics/plan: the same checker for Node (the collector's --plan, the kit, `svc-analytics plan`).
     input: 'src/entry/plan.ts',
     output: [
@@ -151,7 +168,7 @@ export default [
   },
   // The declarations: one self-contained file per entry, as .d.ts (for `import`) and .d.cts (for `require`), so
   // that they resolve under every moduleResolution (bundler, node16/nodenext in ESM and CommonJS, node10).
-  ...['index', 'core', 'snippet-gen', 'global', 'plan'].map((name) => ({
+  ...['index', 'core', 'snippet-gen', 'global', 'plan', 'service-worker'].map((name) => ({
     input: `src/entry/${name}.ts`,
     output: [
       { file: `dist/${name}.d.ts`, format: 'es' },
