@@ -16,6 +16,12 @@ const constants = () => ({
   name: 'constants',
   transform: (code) => ({ code: code.replaceAll('__VERSION__', pkg.version).replaceAll('__CDN_URL__', JSON.stringify(CDN_URL)).replaceAll('__BUFFER_KEY__', JSON.stringify(BUFFER_KEY)), map: null }),
 });
+// `__PAGE_ONLY__` (src/offline/scope.ts): true in the CDN bundle, which runs in pages only (its worker checks fold
+// away), false in the npm builds (they run in workers and extensions too).
+const pageOnly = (value) => ({
+  name: 'page-only',
+  transform: (code) => (code.includes('__PAGE_ONLY__') ? { code: code.replaceAll('__PAGE_ONLY__', String(value)), map: null } : null),
+});
 // `'__CHUNK_SRI__'` in the bundle's source: the SRI hash of the lazy chunk, built by the configuration before it; the
 // bundle sets it on the chunk's <script> when its own <script> has an `integrity` (a site that pins the bundle pins
 // what it loads too).
@@ -107,7 +113,7 @@ export default [
       // window.Promise: old polyfills and libraries replace it. (async/await already use the engine's own.)
       intro: 'const Promise = (async () => {})().constructor;',
     },
-    plugins: [constants(), chunkSri(), nodeResolve({ browser: true }), ts(), min(), sriManifest()],
+    plugins: [constants(), pageOnly(true), chunkSri(), nodeResolve({ browser: true }), ts(), min(), sriManifest()],
   },
   {
     // The npm entries, `svc-analytics` (index) and `svc-analytics/core` (without the helper namespaces), as .mjs
@@ -119,7 +125,7 @@ export default [
       { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs', chunkFileNames: '[name].cjs', exports: 'named' },
     ],
     external: Object.keys(pkg.dependencies),
-    plugins: [constants(), ts()],
+    plugins: [constants(), pageOnly(false), ts()],
   },
   {
     // svc-analytics/service-worker: for a site's own service worker (src/offline). As a module for bundlers, and as

@@ -1,3 +1,5 @@
+import { hasDocument } from '../offline/scope';
+
 /** How the page leaves (see `LifecycleHandlers.exit`). */
 export type ExitKind = 'hidden' | 'cached' | 'discarded';
 
@@ -20,7 +22,7 @@ export interface LifecycleHandlers {
  * https://wicg.github.io/page-lifecycle/#dom-document-wasdiscarded; Chromium only): no page event ran as that page
  * ended, so what it queued is adopted at once.
  */
-export const wasDiscarded = () => !!(document as { wasDiscarded?: boolean }).wasDiscarded;
+export const wasDiscarded = () => hasDocument() && !!(document as { wasDiscarded?: boolean }).wasDiscarded;
 
 /**
  * The one listener of page lifecycle events: `visibilitychange` to hidden, `freeze` and `pagehide` mean exit;
@@ -36,14 +38,16 @@ export function listenLifecycle(handlers: LifecycleHandlers): () => void {
   const onPagehide = (event: PageTransitionEvent) => handlers._exit(event.persisted ? 'cached' : 'discarded');
   const onPageshow = (event: PageTransitionEvent) => event.persisted && handlers._resume(true);
   const onOnline = () => handlers._online();
-  document.addEventListener('visibilitychange', onVisibility);
-  document.addEventListener('freeze', onFreeze);
+  // (a worker has no document: `online` only; what it queued is stored, and adopted by whoever runs next)
+  const doc = hasDocument() ? document : undefined;
+  doc?.addEventListener('visibilitychange', onVisibility);
+  doc?.addEventListener('freeze', onFreeze);
   addEventListener('pagehide', onPagehide);
   addEventListener('pageshow', onPageshow);
   addEventListener('online', onOnline);
   return () => {
-    document.removeEventListener('visibilitychange', onVisibility);
-    document.removeEventListener('freeze', onFreeze);
+    doc?.removeEventListener('visibilitychange', onVisibility);
+    doc?.removeEventListener('freeze', onFreeze);
     removeEventListener('pagehide', onPagehide);
     removeEventListener('pageshow', onPageshow);
     removeEventListener('online', onOnline);

@@ -34,7 +34,7 @@ export function createTransport() {
   // (a real function: where it is missing, an element named fetchLater could stand in for it)
   // Only the browser's own: a page's stand-in (a no-op shim, a polyfill that sends at once) would lose or repeat
   // what it is given.
-  const later = (window as any).fetchLater;
+  const later = (globalThis as any).fetchLater;
   let fetchLater: ((url: string, init: RequestInit) => { activated: boolean }) | undefined;
   try {
     if (typeof later == 'function' && /\{\s*\[native code\]\s*\}$/.test(Function.prototype.toString.call(later))) fetchLater = later;

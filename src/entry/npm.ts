@@ -3,6 +3,7 @@ import type { CoreAnalytics, HelperDeps } from '../api/types';
 import { createAnalytics } from '../api/analytics';
 import { createTransforms } from '../extend/transforms';
 import type { Plugin } from '../extend/types';
+import { noBrowser } from '../offline/scope';
 
 // One instance per write key in a page, whatever loads it again: React's StrictMode runs effects twice, and hot
 // module reload evaluates this module again (so the registry lives on the global object, not in this module). Both
@@ -26,7 +27,7 @@ export function loadBrowser<A extends CoreAnalytics>(settings: BrowserSettings, 
 export function loadBrowser(settings: BrowserSettings, options?: LoadOptions, extend?: (api: CoreAnalytics, deps: HelperDeps) => CoreAnalytics): CoreAnalytics {
   const writeKey = settings && settings.writeKey;
   const registry: Map<string, Instance> | undefined =
-    typeof window == 'undefined' ? undefined : ((globalThis as typeof globalThis & { [INSTANCES]?: Map<string, Instance> })[INSTANCES] ||= new Map());
+    noBrowser() ? undefined : ((globalThis as typeof globalThis & { [INSTANCES]?: Map<string, Instance> })[INSTANCES] ||= new Map());
   let instance = registry && typeof writeKey == 'string' ? registry.get(writeKey) : undefined;
   if (!instance) {
     // The debug tools and the plugin runner are chunks of their own, imported on `debug(true)` and `register` only.

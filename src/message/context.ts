@@ -1,5 +1,6 @@
 import type { JSONObject, JSONValue, MessageContext, PageContext } from './types';
 import { ownKeys, setOwn } from './validate';
+import { hasDocument } from '../offline/scope';
 
 type JSONRecord = { [key: string]: JSONValue };
 
@@ -11,7 +12,8 @@ export interface Environment {
   userAgent: string;
   locale: string;
   timezone?: string;
-  screen: { width: number; height: number; density: number };
+  /** (none in a worker) */
+  screen?: { width: number; height: number; density: number };
   userAgentData?: { brands: { brand: string; version: string }[]; mobile: boolean; platform: string };
   os?: { name: string; version?: string };
   device?: { type: string };
@@ -94,14 +96,16 @@ export function deviceType(ua: string, mobileHint?: boolean): string {
 
 /** The automatic context of one message: environment facts, the page at call time and its campaign; pure. */
 export function buildContext({ env, page, connectionType, hints }: ContextParts): MessageContext {
-  const ctx: MessageContext = {
+  const ctx = {
     library: LIBRARY,
     page,
     userAgent: env.userAgent,
     locale: env.locale,
     channel: 'browser',
     screen: env.screen,
-  };
+  } as MessageContext;
+  // A worker has no page (see api/page-context.ts `readPage`) and no screen.
+  if (!hasDocument()) delete (ctx as Partial<MessageContext>).page, delete (ctx as Partial<MessageContext>).screen;
   if (env.timezone) ctx.timezone = env.timezone;
   if (env.userAgentData) ctx.userAgentData = env.userAgentData;
   if (env.os) ctx.os = env.os;

@@ -1,5 +1,6 @@
 import type { Environment, Hints } from './context';
 import { osFromUserAgent, deviceType } from './context';
+import { hasDocument } from '../offline/scope';
 
 /** Reads the browser facts that go into every message's context (once, at load; the network type per call). */
 export function readEnvironment(): Environment {
@@ -9,7 +10,8 @@ export function readEnvironment(): Environment {
   const env: Environment = {
     userAgent: ua,
     locale: n.language || '',
-    screen: { width: screen.width, height: screen.height, density: devicePixelRatio || 1 },
+    // (no screen in a worker)
+    screen: !hasDocument() ? undefined : { width: screen.width, height: screen.height, density: devicePixelRatio || 1 },
     os: osFromUserAgent(ua, uad?.platform || undefined),
     device: { type: deviceType(ua, uad?.mobile) },
   };
