@@ -18,9 +18,14 @@ const constants = () => ({
 });
 // `__PAGE_ONLY__` (src/offline/scope.ts): true in the CDN bundle, which runs in pages only (its worker checks fold
 // away), false in the npm builds (they run in workers and extensions too).
+// In the CDN bundle each call `hasDocument()` is `true` too, so that rollup drops the worker-only branches (and
+// modules: offline/worker-storage.ts) before terser, which does not always inline it.
 const pageOnly = (value) => ({
   name: 'page-only',
-  transform: (code) => (code.includes('__PAGE_ONLY__') ? { code: code.replaceAll('__PAGE_ONLY__', String(value)), map: null } : null),
+  transform: (code) =>
+    code.includes('__PAGE_ONLY__') || (value && code.includes('hasDocument()'))
+      ? { code: code.replaceAll('__PAGE_ONLY__', String(value)).replaceAll(value ? 'hasDocument()' : '\0', 'true'), map: null }
+      : null,
 });
 // `'__CHUNK_SRI__'` in the bundle's source: the SRI hash of the lazy chunk, built by the configuration before it; the
 // bundle sets it on the chunk's <script> when its own <script> has an `integrity` (a site that pins the bundle pins

@@ -1,7 +1,7 @@
 // The npm entry in a dedicated worker (CONTRACT section 1, "workers and extensions"), in Chromium: events tracked
 // there arrive once, with the context a worker has (user agent, locale, time zone; no `page`, no `screen`), and no
-// error; the worker's queue is the IndexedDB one (a worker ended with a message waiting loses nothing: the next one
-// sends it). Firefox and WebKit: e2e/engines/worker.spec.ts.
+// error; the worker's queue and anonymous id are kept in IndexedDB (a worker ended with a message waiting loses
+// nothing: the next one sends it, with the same anonymous id). Firefox and WebKit: e2e/engines/worker.spec.ts.
 import { test, expect, quiet, expectExactlyOnce } from './fixtures';
 import { buildWorker } from './worker/build';
 
@@ -41,4 +41,8 @@ test('a worker ended with messages waiting loses none: the next worker of the si
   await expect.poll(async () => (await collector.messages({ event: 'Worker Waiting' })).length, { timeout: 20_000 }).toBe(3);
   await quiet(collector);
   expectExactlyOnce(await collector.messages({ event: 'Worker Waiting' }), answer.ids);
+  // The anonymous id outlived the worker: kept in IndexedDB (a worker has no localStorage or cookie).
+  expect(next.anonymousId).toBe(answer.anonymousId);
+  const sent = await collector.messages({ event: 'Worker Next' });
+  expect(sent[0]?.anonymousId ?? next.anonymousId).toBe(answer.anonymousId);
 });

@@ -3,7 +3,8 @@ import type { CoreAnalytics, HelperDeps } from '../api/types';
 import { createAnalytics } from '../api/analytics';
 import { createTransforms } from '../extend/transforms';
 import type { Plugin } from '../extend/types';
-import { noBrowser } from '../offline/scope';
+import { hasDocument, noBrowser, useWorkerStorage } from '../offline/scope';
+import { loadWorkerStorage, workerStorage } from '../offline/worker-storage';
 
 // One instance per write key in a page, whatever loads it again: React's StrictMode runs effects twice, and hot
 // module reload evaluates this module again (so the registry lives on the global object, not in this module). Both
@@ -42,10 +43,18 @@ export function loadBrowser(settings: BrowserSettings, options?: LoadOptions, ex
     // On a server (SSR) `load` does nothing and touches no browser global; calls are refused with `not_loaded`.
     // Plugins first, as analytics.js: every message, the first page view included, goes through them.
     if (settings && Array.isArray(settings.plugins)) api.register(...(settings.plugins as Plugin[]));
-    const failed = load(writeKey, options);
-    // (no other load comes for this instance: its calls are refused with why, rather than wait for ever)
-    if (failed) unloadable(failed);
-    if (registry && api.initialized) registry.set(writeKey, instance);
+    const start = (found: Instance) => {
+      const failed = load(writeKey, options);
+      // (no other load comes for this instance: its calls are refused with why, rather than wait for ever)
+      if (failed) unloadable(failed);
+      if (registry && api.initialized) registry.set(writeKey, found);
+    };
+    // In a worker the identity is read from IndexedDB first (offline/worker-storage.ts); calls made meanwhile wait.
+    if (hasDocument() || noBrowser()) start(instance);
+    else {
+      useWorkerStorage(workerStorage);
+      loadWorkerStorage().then(() => start(instance!));
+    }
   }
   return extend ? extend(instance.api, instance.helperDeps) : instance.api;
 }

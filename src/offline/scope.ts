@@ -11,3 +11,15 @@ export const hasDocument = () => pageOnly || typeof document != 'undefined';
 
 /** True on a server (SSR, Node): no window, and no worker's global scope. */
 export const noBrowser = () => typeof window == 'undefined' && (pageOnly || typeof WorkerGlobalScope == 'undefined');
+
+/** What the identity keeps its values in where there is no localStorage (a worker): see worker-storage.ts. */
+export interface KeyValues {
+  getItem(key: string): string | null;
+  setItem(key: string, value: string): void;
+  removeItem(key: string): void;
+}
+// Set by the npm entry (entry/npm.ts), so that the CDN bundle, for pages only, never carries it.
+let workerValues: KeyValues | undefined;
+/** The worker's storage (set by the npm entry); the identity reads it in place of localStorage. */
+export const workerStorage = (): KeyValues => workerValues!;
+export const useWorkerStorage = (values: KeyValues) => void (workerValues = values);
