@@ -16,6 +16,17 @@ const constants = () => ({
   name: 'constants',
   transform: (code) => ({ code: code.replaceAll('__VERSION__', pkg.version).replaceAll('__CDN_URL__', JSON.stringify(CDN_URL)).replaceAll('__BUFFER_KEY__', JSON.stringify(BUFFER_KEY)), map: null }),
 });
+// `__PAGE_ONLY__` (src/offline/scope.ts): true in the CDN bundle, which runs in pages only (its worker checks fold
+// away), false in the npm builds (they run in workers and extensions too).
+// In the CDN bundle each call `hasDocument()` is `true` too, so that rollup drops the worker-only branches (and
+// modules: offline/worker-storage.ts) before terser, which does not always inline it.
+const pageOnly = (value) => ({
+  name: 'page-only',
+  transform: (code) =>
+    code.includes('__PAGE_ONLY__') || (value && code.includes('hasDocument()'))
+      ? { code: code.replaceAll('__PAGE_ONLY__', String(value)).replaceAll(value ? 'hasDocument()' : '\0', 'true'), map: null }
+      : null,
+});
 // `'__CHUNK_SRI__'` in the bundle's source: the SRI hash of the lazy chunk, built by the configuration before it; the
 // bundle sets it on the chunk's <script> when its own <script> has an `integrity` (a site that pins the bundle pins
 // what it loads too).
@@ -114,7 +125,7 @@ export default [
       // window.Promise: old polyfills and libraries replace it. (async/await already use the engine's own.)
       intro: 'const Promise = (async () => {})().constructor;',
     },
-    plugins: [constants(), chunkSri(), chunkSri('__EXTEND_SRI__', 'analytics.extend.min.js'), nodeResolve({ browser: true }), ts(), min(), sriManifest()],
+    plugins: [constants(), pageOnly(true), chunkSri(), chunkSri('__EXTEND_SRI__', 'analytics.extend.min.js'), nodeResolve({ browser: true }), ts(), min(), sriManifest()],
   },
   {
     // The npm entries, `svc-analytics` (index) and `svc-analytics/core` (without the helper namespaces), as .mjs
@@ -126,7 +137,24 @@ export default [
       { dir: 'dist', format: 'cjs', entryFileNames: '[name].cjs', chunkFileNames: '[name].cjs', exports: 'named' },
     ],
     external: Object.keys(pkg.dependencies),
-    plugins: [constants(), ts()],
+    plugins: [constants(), pageOnly(false), ts()],
+  },
+  {
+    // svc-analytics/service-worker: for a site's own service worker (src/offline). As a module for bundlers, and as
+    // one self-contained classic script (dist/service-worker.js, idb-keyval inside) for `importScripts` from the
+    // site's own origin.
+    input: 'src/entry/service-worker.ts',
+    output: [
+      { file: 'dist/service-worker.mjs', format: 'es' },
+      { file: 'dist/service-worker.cjs', format: 'cjs', exports: 'named' },
+    ],
+    external: Object.keys(pkg.dependencies),
+    plugins: [ts()],
+  },
+  {
+    input: 'src/entry/service-worker.ts',
+    output: { file: 'dist/service-worker.js', format: 'iife', name: 'svcAnalyticsServiceWorker' },
+    plugins: [nodeResolve({ browser: true }), ts(), min()],
   },
   {
     // svc-analytics/plan: the same checker for Node (the collector's --plan, the kit, `svc-analytics plan`).
@@ -158,7 +186,7 @@ export default [
   },
   // The declarations: one self-contained file per entry, as .d.ts (for `import`) and .d.cts (for `require`), so
   // that they resolve under every moduleResolution (bundler, node16/nodenext in ESM and CommonJS, node10).
-  ...['index', 'core', 'snippet-gen', 'global', 'plan'].map((name) => ({
+  ...['index', 'core', 'snippet-gen', 'global', 'plan', 'service-worker'].map((name) => ({
     input: `src/entry/${name}.ts`,
     output: [
       { file: `dist/${name}.d.ts`, format: 'es' },

@@ -25,6 +25,7 @@ import { createCalls, type Instance } from './calls';
 import { clearBuffer } from './buffer';
 import { createReplay, type Recorded } from './replay';
 import type { PlanCheck } from '../plan/browser-check';
+import { noBrowser } from '../offline/scope';
 
 /**
  * Creates an instance: usable at once (calls before `load` wait for it). This file only wires the stages: the guard
@@ -68,7 +69,7 @@ export function createAnalytics(stages: {
    * part of a task over 50 ms); else at once.
    */
   function load(writeKey: string, options?: LoadOptions, recorded?: Recorded, later = (step: () => void) => step()): AnalyticsError | void {
-    if (api.initialized || typeof window == 'undefined') return; // once only
+    if (api.initialized || noBrowser()) return; // once only
     replay.keep(recorded);
     let instance: Instance;
     // A load that fails is reported once the page's current script is done, so that handlers added right after the

@@ -14,6 +14,7 @@ import { draft, measure, type BuiltMessage, type Draft } from '../message/messag
 import { copyJSON } from '../message/validate';
 import { uuid } from '../identity/identity';
 import { isFunction } from '../message/boundary';
+import { noBrowser } from '../offline/scope';
 
 /** The parts of an instance that exist once `load` ran: what a call is made of and where it goes. */
 export interface Instance {
@@ -73,7 +74,7 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
     // Found before normalise runs, so arguments it refuses still reach the callback (normalise finds the same one).
     const callback = args.find(isFunction);
     const instance = d.instance();
-    if (!instance && typeof window == 'undefined') return [guard.refuse(analyticsError('not_loaded', 'svc-analytics runs in a browser only'), callback), false];
+    if (!instance && noBrowser()) return [guard.refuse(analyticsError('not_loaded', 'svc-analytics runs in a browser only'), callback), false];
     if (!instance && unloadable) return [guard.refuse(unloadable, callback, true), false];
     // The page and time of the call itself, also for a call that waits for `load`.
     // (read only for a call made now: a replayed call brings its own)
@@ -225,7 +226,7 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
     whenLoaded(fn: (instance: Instance) => void, server?: () => void) {
       const instance = d.instance();
       if (instance) fn(instance);
-      else if (typeof window == 'undefined' || unloadable) server?.();
+      else if (noBrowser() || unloadable) server?.();
       else waitingForLoad.push(() => (d.instance() ? fn(d.instance()!) : server?.()));
     },
     /** `load` succeeded: what waited for it runs now, in call order. */

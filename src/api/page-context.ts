@@ -3,6 +3,7 @@ import type { Preferences } from '../privacy/consent';
 import type { RecordedPage } from './types';
 import { buildContext, freeze, pageContext, type Environment } from '../message/context';
 import { byteLength, stringify } from '../message/validate';
+import { hasDocument } from '../offline/scope';
 
 // Document's own getters of the page facts, taken at the first call (a server has no Document): faster than
 // `location.href` (which serialises the URL anew on each read) and never shadowed by an element named `URL`, `title`
@@ -11,6 +12,8 @@ let getters: (() => string)[] | undefined;
 
 /** The page of a call made now: its URL, title and referrer. */
 export const readPage = (): RecordedPage => {
+  // (a worker has no page: its messages carry no `page` context, see message/context.ts `buildContext`)
+  if (!hasDocument()) return ['', '', ''];
   const [url, title, referrer] = (getters ||= (['URL', 'title', 'referrer'] as const).map((k) => Object.getOwnPropertyDescriptor(Document.prototype, k)?.get || (() => document[k]))).map(
     (get) => get.call(document),
   );

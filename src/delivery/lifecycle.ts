@@ -1,3 +1,5 @@
+import { hasDocument } from '../offline/scope';
+
 /** How the page leaves (see `LifecycleHandlers.exit`). */
 export type ExitKind = 'hidden' | 'cached' | 'discarded';
 
@@ -20,7 +22,7 @@ export interface LifecycleHandlers {
  * https://wicg.github.io/page-lifecycle/#dom-document-wasdiscarded; Chromium only): no page event ran as that page
  * ended, so what it queued is adopted at once. False where there is no document (a service worker).
  */
-export const wasDiscarded = () => !!(globalThis as { document?: { wasDiscarded?: boolean } }).document?.wasDiscarded;
+export const wasDiscarded = () => hasDocument() && !!(document as { wasDiscarded?: boolean }).wasDiscarded;
 
 /**
  * The one listener of page lifecycle events: `visibilitychange` to hidden, `freeze` and `pagehide` mean exit;
@@ -30,14 +32,16 @@ export const wasDiscarded = () => !!(globalThis as { document?: { wasDiscarded?:
  * https://web.dev/articles/bfcache#never-use-the-unload-event).
  */
 export function listenLifecycle(h: LifecycleHandlers): () => void {
-  const on: [EventTarget, string, (event: any) => unknown][] = [
-    [document, 'visibilitychange', () => (document.visibilityState == 'hidden' ? h._exit('hidden') : h._resume(false))],
-    [document, 'freeze', () => h._exit('hidden')],
+  // (a worker has no document: `online` only; what it queued is stored, and adopted by whoever runs next)
+  const doc = hasDocument() ? document : undefined;
+  const on: [EventTarget | undefined, string, (event: any) => unknown][] = [
+    [doc, 'visibilitychange', () => (document.visibilityState == 'hidden' ? h._exit('hidden') : h._resume(false))],
+    [doc, 'freeze', () => h._exit('hidden')],
     // `persisted`: the page goes into the back/forward cache (https://html.spec.whatwg.org/#the-pagetransitionevent-interface)
-    [window, 'pagehide', (event: PageTransitionEvent) => h._exit(event.persisted ? 'cached' : 'discarded')],
-    [window, 'pageshow', (event: PageTransitionEvent) => event.persisted && h._resume(true)],
-    [window, 'online', () => h._online()],
+    [globalThis, 'pagehide', (event: PageTransitionEvent) => h._exit(event.persisted ? 'cached' : 'discarded')],
+    [globalThis, 'pageshow', (event: PageTransitionEvent) => event.persisted && h._resume(true)],
+    [globalThis, 'online', () => h._online()],
   ];
-  on.forEach(([target, name, fn]) => target.addEventListener(name, fn));
-  return () => on.forEach(([target, name, fn]) => target.removeEventListener(name, fn));
+  on.forEach(([target, name, fn]) => target?.addEventListener(name, fn));
+  return () => on.forEach(([target, name, fn]) => target?.removeEventListener(name, fn));
 }

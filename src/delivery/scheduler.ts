@@ -21,6 +21,8 @@ export interface SchedulerDeps extends HandoffDeps {
   flushInterval: number;
   report(error: AnalyticsError): void;
   emit(name: 'delivered' | 'retry', ...args: unknown[]): void;
+  /** A send failed for lack of a network (src/offline: a service worker of the site may deliver later). */
+  _offline?(): void;
 }
 
 // One timer that fires at the earliest time it was armed for (never later than asked).
@@ -160,7 +162,7 @@ export function createScheduler(d: SchedulerDeps) {
       d.emit('delivered', messages);
       return true;
     }
-    if (verdict == 'retry') return retry(), false;
+    if (verdict == 'retry') return (!answer._status && offline() && d._offline?.()), retry(), false;
     // A 400, 413 or 422 blames a message: halves go out at once until the bad one is alone; good ones are delivered
     // meanwhile.
     answers._refused(ids, answered);
@@ -178,7 +180,7 @@ export function createScheduler(d: SchedulerDeps) {
   };
 
   const pass = async (force: boolean) => {
-    if (offline()) return; // `online` resumes
+    if (offline()) return void d._offline?.(); // `online` resumes
     if (!force && p._now() < retryUntil) return plan();
     // Each tab sends its own records, so no lock between tabs is needed (asking for one delays the first event: a
     // page's first IndexedDB open holds up Web Locks grants in Chromium, e2e/delivery.spec.ts "the first message of

@@ -8,6 +8,8 @@ import { createHandoff } from './handoff';
 import { createScheduler, type Scheduler } from './scheduler';
 import { finishHandoffs } from './exit-note';
 import { browserPlatform, type NoteStorage, type Platform } from './platform';
+// (offline, under a service worker of the site: src/offline/sync-request.ts)
+import { requestSync } from '../offline/sync-request';
 
 /** What delivery needs to start: where and how to send, and who to tell. */
 export interface DeliverySettings {
@@ -72,7 +74,7 @@ export function startDelivery(s: DeliverySettings): Delivery {
   );
   const transport = createTransport(p);
   const handoff = createHandoff({ ...s, _queue: queue, _transport: transport, _platform: p });
-  const scheduler = createScheduler({ ...s, _queue: queue, _tabs: tabs, _transport: transport, _handoff: handoff, _platform: p });
+  const scheduler = createScheduler({ ...s, _queue: queue, _tabs: tabs, _transport: transport, _handoff: handoff, _platform: p, _offline: requestSync });
   tabs._enter();
   // Under the tabs' lock, so two tabs never adopt the same orphan, and only after ORPHAN_GRACE_MS (see
   // `queue._adopt`). Without Web Locks nothing tells us when a tab dies: look again when the oldest record left to

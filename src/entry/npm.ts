@@ -3,6 +3,8 @@ import type { CoreAnalytics, HelperDeps } from '../api/types';
 import { createAnalytics } from '../api/analytics';
 import { createTransforms } from '../extend/transforms';
 import type { Plugin } from '../extend/types';
+import { hasDocument, noBrowser, useWorkerStorage } from '../offline/scope';
+import { loadWorkerStorage, workerStorage } from '../offline/worker-storage';
 
 // One instance per write key in a page, whatever loads it again: React's StrictMode runs effects twice, and hot
 // module reload evaluates this module again (so the registry lives on the global object, not in this module). Both
@@ -26,7 +28,7 @@ export function loadBrowser<A extends CoreAnalytics>(settings: BrowserSettings, 
 export function loadBrowser(settings: BrowserSettings, options?: LoadOptions, extend?: (api: CoreAnalytics, deps: HelperDeps) => CoreAnalytics): CoreAnalytics {
   const writeKey = settings && settings.writeKey;
   const registry: Map<string, Instance> | undefined =
-    typeof window == 'undefined' ? undefined : ((globalThis as typeof globalThis & { [INSTANCES]?: Map<string, Instance> })[INSTANCES] ||= new Map());
+    noBrowser() ? undefined : ((globalThis as typeof globalThis & { [INSTANCES]?: Map<string, Instance> })[INSTANCES] ||= new Map());
   let instance = registry && typeof writeKey == 'string' ? registry.get(writeKey) : undefined;
   if (!instance) {
     // The debug tools and the plugin runner are chunks of their own, imported on `debug(true)` and `register` only.
@@ -41,10 +43,18 @@ export function loadBrowser(settings: BrowserSettings, options?: LoadOptions, ex
     // On a server (SSR) `load` does nothing and touches no browser global; calls are refused with `not_loaded`.
     // Plugins first, as analytics.js: every message, the first page view included, goes through them.
     if (settings && Array.isArray(settings.plugins)) api.register(...(settings.plugins as Plugin[]));
-    const failed = load(writeKey, options);
-    // (no other load comes for this instance: its calls are refused with why, rather than wait for ever)
-    if (failed) unloadable(failed);
-    if (registry && api.initialized) registry.set(writeKey, instance);
+    const start = (found: Instance) => {
+      const failed = load(writeKey, options);
+      // (no other load comes for this instance: its calls are refused with why, rather than wait for ever)
+      if (failed) unloadable(failed);
+      if (registry && api.initialized) registry.set(writeKey, found);
+    };
+    // In a worker the identity is read from IndexedDB first (offline/worker-storage.ts); calls made meanwhile wait.
+    if (hasDocument() || noBrowser()) start(instance);
+    else {
+      useWorkerStorage(workerStorage);
+      loadWorkerStorage().then(() => start(instance!));
+    }
   }
   return extend ? extend(instance.api, instance.helperDeps) : instance.api;
 }

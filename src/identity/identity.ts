@@ -2,6 +2,10 @@ import type { IdentityStorage, JSONObject, JSONValue } from '../message/types';
 import { groupTraits } from '../message/message';
 import { stringify } from '../message/validate';
 import { isObject } from '../message/boundary';
+import { hasDocument, workerStorage, type KeyValues } from '../offline/scope';
+
+// `(hasDocument() ? localStorage : workerStorage())`: localStorage, or in a worker (none there) IndexedDB through
+// offline/worker-storage.ts, set by the npm entry; written out at each use, so that the CDN bundle (pages only) reads `localStorage` as before.
 
 // Taken when the bundle runs: a page that replaces JSON later cannot change what we read back.
 const parse = JSON.parse;
@@ -113,7 +117,7 @@ function createStores({ storage = 'cookie', cookie = {}, server }: IdentityOptio
   const useCookie = storage == 'cookie';
   const memory = storage == 'memory';
   // localStorage for writing (probed), once writing is allowed
-  let ls: Storage | undefined;
+  let ls: KeyValues | undefined;
   let writable = false;
   let domain = cookie.domain;
 
@@ -130,7 +134,13 @@ function createStores({ storage = 'cookie', cookie = {}, server }: IdentityOptio
   const open = () => {
     if (ls || memory) return;
     // (probed: a localStorage that throws on writing is as good as none)
-    ls = attempt(() => (localStorage.setItem('svc_probe', '1'), localStorage.removeItem('svc_probe'), localStorage));
+    ls = attempt(
+      () => (
+        (hasDocument() ? localStorage : workerStorage()).setItem('svc_probe', '1'),
+        (hasDocument() ? localStorage : workerStorage()).removeItem('svc_probe'),
+        hasDocument() ? localStorage : workerStorage()
+      ),
+    );
     if (useCookie && domain === undefined)
       domain = attempt(() =>
         domainCandidates(location.hostname).find((d) => {
@@ -148,7 +158,7 @@ function createStores({ storage = 'cookie', cookie = {}, server }: IdentityOptio
   const read = (names: typeof KEYS, key: Key, jar = attempt(() => document.cookie)): unknown => {
     if (memory) return undefined;
     const v = inCookie(key) ? attempt(() => decode(readCookie(jar!, names[key]))) : undefined;
-    return v !== undefined ? v : attempt(() => decode(localStorage.getItem(names[key])));
+    return v !== undefined ? v : attempt(() => decode((hasDocument() ? localStorage : workerStorage()).getItem(names[key])));
   };
   const store = (key: Key, value: JSONValue) => {
     // Always JSON (the analytics.js form), so an id such as "42" or "1e3" reads back as the same string.
@@ -164,7 +174,7 @@ function createStores({ storage = 'cookie', cookie = {}, server }: IdentityOptio
     if (memory) return;
     for (const names of [KEYS, AJS]) {
       for (const d of [undefined, domain, ...domainCandidates(location.hostname)]) attempt(() => writeCookie(names[key], undefined, d));
-      attempt(() => localStorage.removeItem(names[key]));
+      attempt(() => (hasDocument() ? localStorage : workerStorage()).removeItem(names[key]));
     }
   };
 

@@ -1,6 +1,7 @@
 import type { JSONObject, JSONValue, MessageContext, PageContext } from './types';
 import { ownKeys, setOwn } from './validate';
 import { isObject } from './boundary';
+import { hasDocument } from '../offline/scope';
 
 type JSONRecord = { [key: string]: JSONValue };
 
@@ -12,7 +13,8 @@ export interface Environment {
   userAgent: string;
   locale: string;
   timezone?: string;
-  screen: { width: number; height: number; density: number };
+  /** (none in a worker) */
+  screen?: { width: number; height: number; density: number };
 }
 
 /** What the automatic context of a message is made of. */
@@ -61,14 +63,16 @@ export function campaign(search: string): Record<string, string> | undefined {
 
 /** The automatic context of one message: environment facts, the page at call time and its campaign; pure. */
 export function buildContext({ env, page }: ContextParts): MessageContext {
-  const ctx: MessageContext = {
+  const ctx = {
     library: LIBRARY,
     page,
     userAgent: env.userAgent,
     locale: env.locale,
     channel: 'browser',
     screen: env.screen,
-  };
+  } as MessageContext;
+  // A worker has no page (see api/page-context.ts `readPage`) and no screen.
+  if (!hasDocument()) delete (ctx as Partial<MessageContext>).page, delete (ctx as Partial<MessageContext>).screen;
   if (env.timezone) ctx.timezone = env.timezone;
   const utm = campaign(page.search);
   if (utm) ctx.campaign = utm;

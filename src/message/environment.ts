@@ -1,4 +1,5 @@
 import type { Environment } from './context';
+import { hasDocument } from '../offline/scope';
 
 /** Reads the browser facts that go into every message's context (once, at load; CONTRACT section 4 lists them). */
 export function readEnvironment(): Environment {
@@ -6,7 +7,8 @@ export function readEnvironment(): Environment {
   const env: Environment = {
     userAgent: n.userAgent || '',
     locale: n.language || '',
-    screen: { width: screen.width, height: screen.height, density: devicePixelRatio || 1 },
+    // (no screen in a worker)
+    screen: !hasDocument() ? undefined : { width: screen.width, height: screen.height, density: devicePixelRatio || 1 },
   };
   try {
     // Temporal's answer costs about a millisecond; the page's first Intl.DateTimeFormat (the fallback, where there is
