@@ -76,8 +76,11 @@ export function createHandoff(d: HandoffDeps) {
       const final = how != 'hidden';
       // A keepalive request in flight outlives the page: the browser has accepted it. Its ids, and those of beacons
       // accepted at an earlier exit of this page, are noted (again: the write may have been cut off) so that the
-      // next load does not send them again.
-      const keptAlive = [...inflight.keys()].filter((id) => inflight.get(id));
+      // next load does not send them again. Not when `hold` (offline, or the API failing): it is likely to fail
+      // with no one to see it, and the next load (or the site's service worker) sends it again, with the same
+      // message ids (e2e/service-worker.spec.ts: a page offline under its service worker left with a request in
+      // flight, which the next page took as handed and deleted: lost).
+      const keptAlive = hold ? [] : [...inflight.keys()].filter((id) => inflight.get(id));
       keptAlive.forEach((id) => handed.add(id));
       removing.forEach((_, id) => removing.set(id, true));
       if (handed.size || removing.size) note([...handed, ...removing.keys()], store);

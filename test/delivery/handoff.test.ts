@@ -257,7 +257,7 @@ describe('createHandoff', () => {
       expect(note()).toEqual(['k1', r.id]);
     });
 
-    it('keeps everything queued when held (offline, or in a backoff), and still notes requests in flight with keepalive', () => {
+    it('keeps everything queued when held (offline, or in a backoff), and notes no request in flight: the next load sends it again', () => {
       const { handoff, queue, transport } = setup();
       const rs = [record(), record()];
       queue.records.push(...rs);
@@ -265,6 +265,16 @@ describe('createHandoff', () => {
       expect(transport._beacon).not.toHaveBeenCalled();
       expect(queue._takeOut).not.toHaveBeenCalled();
       expect(queue.records).toEqual(rs);
+      // offline, a keepalive request is likely to fail with no one to see it: taken as handed, it would be lost
+      expect(note()).toBeNull();
+      handoff._exit('discarded', new Map([['k1', true]]), true);
+      expect(queue._remove).not.toHaveBeenCalled();
+    });
+
+    it('still notes what it handed over at an earlier exit when a later one is held', () => {
+      const { handoff } = setup();
+      handoff._exit('hidden', new Map([['k1', true]]), false);
+      handoff._exit('cached', new Map([['k1', true], ['k2', true]]), true);
       expect(note()).toEqual(['k1']);
     });
   });
@@ -274,7 +284,7 @@ describe('createHandoff', () => {
       const { handoff } = setup();
       const noted = handoff._tookOver(['k1', 'k2']);
       // Chromium: the rejection comes just before pagehide.
-      handoff._exit('cached', new Map([['k2', true]]), true);
+      handoff._exit('cached', new Map([['k2', true]]), false);
       expect(await noted).toBe(true);
       expect(await handoff._tookOver(['k3'])).toBe(false);
     });
@@ -339,7 +349,7 @@ describe('createHandoff', () => {
   describe('answered', () => {
     it('takes back the note of a delivered request after its records are removed', async () => {
       const { handoff, queue } = setup();
-      handoff._exit('hidden', new Map([['k1', true], ['k2', true]]), true);
+      handoff._exit('hidden', new Map([['k1', true], ['k2', true]]), false);
       expect(note()).toEqual(['k1', 'k2']);
       handoff._answered(['k1'], true);
       expect(queue._remove).toHaveBeenCalledWith(['k1']);
