@@ -148,3 +148,33 @@ test('pages and the worker racing over many offline visits send no message twice
   await quiet(collector, 2000, 20000, Date.now());
   expectExactlyOnce(await collector.messages(), ids);
 });
+
+test('what a page handed to the browser as it went away is not sent again by the worker', async ({ context, page, site, collector }) => {
+  const url = site.page('/offline.html');
+  await openControlled(context, url, page);
+  const worker = await workerControl(context, collector, new URL(url).origin);
+  // Answers come late: the page's request is still in flight (with keepalive) when it goes, and its exit note names
+  // it; the records stay stored for the next page, which deletes what the note names. The worker cannot read the
+  // note (localStorage): the page tells it.
+  await collector.fault({ delayMs: 2500 });
+  const tracked = await trackSome(page, 'Handed', 3);
+  await expect.poll(() => collector.requests().then((r: any[]) => r.length), { timeout: 10000 }).toBeGreaterThan(0);
+  await leave(page);
+  await collector.waitFor(3, {}, 15000);
+  await collector.fault({});
+  const from = Date.now();
+  await worker.sync(true);
+  await quiet(collector, 2000, 15000, from);
+  expectExactlyOnce(
+    await collector.messages(),
+    tracked.map((t) => t.id),
+  );
+  // nor does the next page
+  const next = await openControlled(context, url);
+  await quiet(collector, 2500, 15000, Date.now());
+  expectExactlyOnce(
+    await collector.messages(),
+    tracked.map((t) => t.id),
+  );
+  await next.close();
+});

@@ -9,7 +9,7 @@ import { createScheduler, type Scheduler } from './scheduler';
 import { finishHandoffs } from './exit-note';
 import { browserPlatform, type NoteStorage, type Platform } from './platform';
 // (offline, under a service worker of the site: src/offline/sync-request.ts)
-import { requestSync } from '../offline/sync-request';
+import { mirrored, requestSync } from '../offline/sync-request';
 
 /** What delivery needs to start: where and how to send, and who to tell. */
 export interface DeliverySettings {
@@ -53,7 +53,9 @@ export async function adoptOrphans(queue: Queue, isOrphan: (r: QueueRecord) => b
  */
 export function startDelivery(s: DeliverySettings): Delivery {
   const { identity, owner, report } = s;
-  const p = s.platform || browserPlatform();
+  const given = s.platform || browserPlatform();
+  // (the exit note told to the site's service worker too: src/offline/sync-request.ts)
+  const p: Platform = { ...given, _storage: mirrored(given._storage) };
   identity._persist();
   // Another tab's lock was released (that tab is gone): its records are orphans, adopted now.
   const tabs = createTabs(owner, () => adopt().then(scheduler._notify), p);

@@ -1,4 +1,4 @@
-import { createStore, values, setMany, delMany, type UseStore } from 'idb-keyval';
+import { createStore, values, setMany, delMany, get, set, type UseStore } from 'idb-keyval';
 import { DB } from '../delivery/store';
 import { DEFAULT_BOUNDS, type QueueRecord } from '../delivery/records';
 import { planBatches, body } from '../delivery/batch';
@@ -23,10 +23,31 @@ export interface DeliveryRun {
 
 type Locks = LockManager | undefined;
 
+// The pages' exit note as they last told it (src/offline/sync-request.ts `mirrored`): the ids they handed to the
+// browser as they went away, whose records the next page deletes rather than sends. Kept in a database of the
+// worker's own, since the browser may stop the worker between the message and the sync.
+const noteStore = () => createStore('svc-analytics-sw', 'note');
+
+/** Keeps what the pages' exit note says now (its JSON text, or null once it is empty). Never rejects. */
+export function keepNote(note: unknown): Promise<void> {
+  let ids: unknown = [];
+  try {
+    ids = typeof note == 'string' ? JSON.parse(note) : [];
+  } catch {
+    // not a note of ours
+  }
+  return set('note', Array.isArray(ids) ? ids.filter((id) => typeof id == 'string') : [], noteStore()).catch(() => {});
+}
+
 // The records no live participant owns, adopted (owner: `id`) and written back, under the adoption lock.
 async function adopt(store: UseStore, locks: Locks, id: string): Promise<QueueRecord[]> {
   const now = Date.now();
-  const all = ((await values<QueueRecord>(store)) || []).filter((r) => r && r.id && r.message && r.source && now - r.queuedAt <= DEFAULT_BOUNDS.maxAgeMs);
+  // What the note names was handed to the browser: deleted, as the next page would (delivery/exit-note.ts).
+  const noted = new Set(((await get<string[]>('note', noteStore()).catch(() => [])) || []) as string[]);
+  const stored = ((await values<QueueRecord>(store)) || []).filter((r) => r && r.id && r.message && r.source);
+  const handed = stored.filter((r) => noted.has(r.id)).map((r) => r.id);
+  if (handed.length) await delMany(handed, store);
+  const all = stored.filter((r) => !noted.has(r.id) && now - r.queuedAt <= DEFAULT_BOUNDS.maxAgeMs);
   const held = locks && new Set(((await locks.query()).held || []).map((l) => l.name));
   // (without Web Locks, as the tabs do: a record older than the lease is nobody's)
   const orphans = all.filter((r) => r.owner != id && (held ? !held.has(tabLock(r.owner)) : now - r.queuedAt > LEASE_MS));
