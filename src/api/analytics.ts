@@ -23,6 +23,7 @@ import { createPageGuard } from './guard';
 import { createContextCache } from './page-context';
 import { createCalls, type Instance } from './calls';
 import { clearBuffer } from './buffer';
+import { clearWaiting } from './waiting';
 import { createReplay, type Recorded } from './replay';
 import type { PlanCheck } from '../plan/browser-check';
 import { noBrowser } from '../offline/scope';
@@ -91,6 +92,8 @@ export function createAnalytics(stages: {
       // While nothing may be stored, this page's recorded calls run from memory; other pages' stored ones wait for a grant.
       replay.take(instance.gate._state() == 'open');
       calls.loaded();
+      // (what other pages left waiting for their middleware: once storing is allowed, see `_opened`)
+      if (instance.gate._state() == 'open') calls.resume(instance);
       if (options.trackPageViews) trackPageViews((page) => void (page[0] != calls.pagedUrl() && invoke('page', [], { page, time: Date.now() })));
     });
   }
@@ -136,11 +139,13 @@ export function createAnalytics(stages: {
         // (the stub's recorded calls still to take from storage come after the held ones: a recorded consent() that
         // granted came after them)
         replay.take(true);
+        calls.resume(instance);
       },
       _erase() {
         if (delivery) delivery._queue._clear(), delivery._scheduler._erased();
         else clearStored();
         clearBuffer();
+        clearWaiting();
         clearNote();
       },
     });
@@ -148,6 +153,7 @@ export function createAnalytics(stages: {
       identity,
       integrations: transformSettings.integrations,
       owner,
+      binding: writeKey + ' ' + settings.url,
       gate,
       context: createContextCache(readEnvironment()),
       delivery: () => delivery,

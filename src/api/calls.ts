@@ -15,6 +15,7 @@ import { copyJSON } from '../message/validate';
 import { uuid } from '../identity/identity';
 import { isFunction } from '../message/boundary';
 import { noBrowser } from '../offline/scope';
+import { adoptWaiting, endWaiting, keepWaiting, stillWaiting } from './waiting';
 
 /** The parts of an instance that exist once `load` ran: what a call is made of and where it goes. */
 export interface Instance {
@@ -23,6 +24,8 @@ export interface Instance {
   integrations: JSONObject;
   /** This tab's id: the owner of the records it queues. */
   owner: string;
+  /** Where its messages go: `writeKey batchURL` (CONTRACT section 6). */
+  binding: string;
   gate: PrivacyGate;
   /** The automatic context of a call's page (see page-context.ts). */
   context(page: RecordedPage, consent: ReturnType<PrivacyGate['_preferences']>): PageFacts;
@@ -155,13 +158,15 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
       }
       // Every step answered at once, and no earlier message is still on its way: queued now.
       if (!(out instanceof Promise) && !transforming) return [finish(out, true), false];
-      // Otherwise queued in call order, after every earlier message that a middleware or plugin still has.
+      // Otherwise queued in call order, after every earlier message that a middleware or plugin still has; kept
+      // meanwhile where a later page of the site finds it (waiting.ts), unless nothing may be stored yet.
+      const kept = instance.gate._state() == 'open' && keepWaiting(message, instance.binding, instance.owner);
       transforming++;
       const turn = inOrder.then(() => out);
       // (runs after `finish`: the next message's turn comes once this one is queued)
       const done = () => void transforming--;
       inOrder = turn.then(done, done);
-      return [handled(turn.then((c) => finish(c, true))), true];
+      return [handled(turn.then((c) => (kept ? waited(instance.owner, message, () => finish(c, true)) : finish(c, true)))), true];
     };
     // With middleware or plugins, at once (one that answers at once queues the message before the call returns). Without,
     // once the page's current script is done (a microtask: the page's code goes on sooner, and the message is queued
@@ -217,6 +222,8 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
     start,
     invoke,
     enqueue,
+    /** Queues what other pages of this binding left waiting (see `resumeWaiting`). */
+    resume: (instance: Instance) => resumeWaiting(instance, transforms, guard, store),
     /** URL of the last page message built. */
     pagedUrl: () => pagedUrl,
     /**
@@ -243,3 +250,31 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
 }
 
 export type Calls = ReturnType<typeof createCalls>;
+
+// A message that waited for middleware or plugins, kept meanwhile (waiting.ts): queued by `queue`, and its wait ended
+// once it is stored, unless another page took it while this one was gone (then it goes out from there).
+function waited(owner: string, message: Message, queue: () => Promise<CallResult>): Promise<CallResult> {
+  const id = message.messageId;
+  if (!stillWaiting(id, owner)) return Promise.resolve({ event: copyJSON(message) });
+  const result = queue();
+  const end = () => endWaiting(id, owner);
+  result.then(end, end);
+  return result;
+}
+
+/**
+ * Queues what other pages of this binding left waiting for their middleware or plugins as they went away
+ * (waiting.ts): with their own message ids and times, through this page's middleware and plugins, if any.
+ */
+function resumeWaiting(instance: Instance, transforms: Transforms, guard: PageGuard, store: (i: Instance, t: MessageType, b: BuiltMessage, o: undefined) => Promise<CallResult>) {
+  for (const message of adoptWaiting(instance.binding, instance.owner)) {
+    let out: Checked | Promise<Checked>;
+    try {
+      out = transforms.active() ? transforms.run(message) : measure({ message });
+    } catch (e) {
+      out = analyticsError('middleware_error', describe(e), [message.messageId]);
+    }
+    const commit = (c: Checked) => (c instanceof Error ? guard.refuse(c, undefined, true) : store(instance, message.type as MessageType, instance.gate._withDecision(c), undefined));
+    handled(waited(instance.owner, message, () => Promise.resolve(out).then(commit)));
+  }
+}
