@@ -178,6 +178,11 @@ export function schedule(w: World, count: number): { endAt: number } {
     // (past the lease, LEASE_MS, after which a tab without Web Locks adopts, and the longest backoff, 60 s)
     end.endAt = w.loop.now() + 3 * 60000;
   };
+  // (the site's service worker, if it has one, may see every tab of the site closed: sim/worker.ts)
+  w.platform.sw.leave = () => {
+    w.say('the visitor leaves the site');
+    for (const p of w.pages) if (p.life == 'live') exit(w, p, false);
+  };
   w.open(1);
   next(count);
   return end;

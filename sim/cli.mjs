@@ -11,6 +11,7 @@ const jiti = createJiti(import.meta.url, { moduleCache: true });
 const { runMany } = await jiti.import('./main.ts');
 const { startDelivery } = await jiti.import(resolve(src, 'delivery/start.ts'));
 const { clearNote } = await jiti.import(resolve(src, 'delivery/exit-note.ts'));
+const { deliverStored, keepNote } = await jiti.import(resolve(src, 'offline/deliver.ts'));
 // Seeds to leave out (`--skip=1,5,26`: those the unmutated code fails, when judging a mutant).
 // `--seeds=FILE`: only the seeds listed in FILE (one a line: to run again the failures of a long run).
 const list = args.seeds ? (await import('node:fs')).readFileSync(args.seeds, 'utf8').split(/\s+/).filter(Boolean).map(Number) : undefined;
@@ -20,7 +21,7 @@ const t0 = performance.now();
 const { failed, totals } = await runMany({
   seed,
   runs,
-  mod: { startDelivery, clearNote },
+  mod: { startDelivery, clearNote, worker: { deliverStored, keepNote } },
   stop: !!args.stop,
   skip,
   seeds: list,

@@ -42,7 +42,7 @@ export interface StorageFaults {
   blockNextOpen: boolean;
 }
 
-export function createPlatform(loop: Loop, net: Net, rng: Rng, opts: { fetchLater: boolean; locks: boolean }, idb: IDBFactory) {
+export function createPlatform(loop: Loop, net: Net, rng: Rng, opts: { fetchLater: boolean; locks: boolean; sw?: boolean }, idb: IDBFactory) {
   const storage = new Map<string, string>();
   const faults: StorageFaults = { full: false, blockNextOpen: false };
   const channels = new Set<{ name: string; page: Page; ch: FakeChannel }>();
@@ -155,7 +155,15 @@ export function createPlatform(loop: Loop, net: Net, rng: Rng, opts: { fetchLate
     removeItem: (k: string) => void (cur()?.dead || storage.delete(k)),
     clear: () => storage.clear(),
   };
+  // The site's service worker, where the schedule gives the site one (sim/worker.ts sets `sw`): the pages' Background
+  // Sync requests and the messages they post to their controller (a structured clone) reach it.
+  const sw = { register: () => {}, message: (_data: unknown) => {}, leave: () => {} };
+  const serviceWorker = {
+    ready: Promise.resolve({ sync: { register: async () => sw.register() } }),
+    controller: { postMessage: (data: unknown) => sw.message(structuredClone(data)) },
+  };
   const navigator = {
+    get serviceWorker() { return opts.sw && cur() ? serviceWorker : undefined; },
     get onLine() { return net.state.online; },
     get sendBeacon() { return cur()?.sendBeacon; },
     get locks() { const p = cur(); return opts.locks && p ? locks.managerFor(p) : undefined; },
@@ -205,6 +213,7 @@ export function createPlatform(loop: Loop, net: Net, rng: Rng, opts: { fetchLate
   return {
     storage,
     faults,
+    sw,
     makePage,
     activate,
     locks,

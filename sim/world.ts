@@ -3,6 +3,7 @@ import { createRng } from './rng';
 import { createLoop } from './loop';
 import { createNet, type Phase } from './net';
 import { createPlatform, type Page } from './platform';
+import { createServiceWorker, type WorkerModule } from './worker';
 
 // One simulated browser of one site: its loop, network and API, platform, and the delivery code each page runs
 // (loaded from `src`, or from a mutant's copy: mutants.mjs). What every page accepted, erased, or was told.
@@ -15,6 +16,8 @@ export interface DeliveryModule {
     _ready: Promise<void>;
   };
   clearNote(): void;
+  /** The site's service worker's delivery (src/offline/deliver.ts): sim/worker.ts. */
+  worker?: WorkerModule;
 }
 
 export interface SimPage extends Page {
@@ -42,7 +45,10 @@ export function createWorld(seed: number, mod: DeliveryModule) {
   const errors: string[] = [];
   const loop = createLoop(START, (e, a) => errors.push(`threw into page ${a?.id}: ${(e as Error)?.stack || e}`));
   const net = createNet(loop, rng);
-  const options = { fetchLater: rng.chance(0.7), locks: rng.chance(0.7), flushAt: rng.pick([1, 5, 20]), flushInterval: rng.pick([200, 1000, 10000]), maxCount: rng.pick([30, 10000]) };
+  const options = { fetchLater: rng.chance(0.7), locks: rng.chance(0.7), flushAt: rng.pick([1, 5, 20]), flushInterval: rng.pick([200, 1000, 10000]), maxCount: rng.pick([30, 10000]), sw: false };
+  // (the service worker draws from a generator of its own: the schedules of the other actors stay those of each seed)
+  const swRng = createRng(seed * 7919 + 17);
+  options.sw = !!mod.worker && swRng.chance(0.5);
   const platform = createPlatform(loop, net, rng, options, new IDBFactory());
   const w = {
     seed,
@@ -179,6 +185,8 @@ export function createWorld(seed: number, mod: DeliveryModule) {
     say(`api ${p}${p == 'r429' ? ' Retry-After ' + net.state.retryAfter : ''}`);
   }
 
-  return Object.assign(w, { say, open, call, erase, kill, setPhase });
+  const world = Object.assign(w, { say, open, call, erase, kill, setPhase });
+  if (options.sw && mod.worker) Object.assign(platform.sw, createServiceWorker({ ...world, rng: swRng, pages: world.pages }, mod.worker));
+  return world;
 }
 export type World = ReturnType<typeof createWorld>;
