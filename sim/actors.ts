@@ -162,6 +162,8 @@ export function schedule(w: World, count: number): { endAt: number } {
     w.loop.at(w.rng.chance(0.3) ? w.rng.int(0, 50) : w.rng.int(50, 8000), () => (left ? (act(w), next(left - 1)) : finish()), null);
   const finish = () => {
     w.say('end: network healthy, one page per binding left open');
+    // (the visitor leaves the site no more: the last pages stay open until quiet)
+    w.platform.sw.leave = () => {};
     w.net.state.online = true;
     w.setPhase('ok');
     w.platform.faults.full = false;

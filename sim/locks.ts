@@ -49,7 +49,11 @@ export function createLocks(loop: Loop) {
     },
     managerFor(page: Agent) {
       return {
-        request(name: string, options: { signal?: AbortSignal }, cb: (lock: unknown) => unknown) {
+        // (https://w3c.github.io/web-locks/#api-lock-manager-request: `request(name, callback)` too, as the service
+        // worker's delivery asks)
+        request(name: string, options: { signal?: AbortSignal } | ((lock: unknown) => unknown), callback?: (lock: unknown) => unknown) {
+          const cb = typeof options == 'function' ? options : callback!;
+          if (typeof options == 'function') options = {};
           return new Promise((resolve, reject) => {
             // (a dead page's leftover code asks in vain: its agent is gone, nothing is granted to it)
             if (page.dead) return;

@@ -1,5 +1,5 @@
 import { createStore, values, setMany, delMany, get, set, type UseStore } from 'idb-keyval';
-import { DB } from '../delivery/store';
+import { DB, OPEN_TIMEOUT_MS } from '../delivery/store';
 import { DEFAULT_BOUNDS, type QueueRecord } from '../delivery/records';
 import { planBatches, body } from '../delivery/batch';
 import { classify } from '../delivery/retry';
@@ -117,7 +117,11 @@ export async function deliverStored(post: typeof fetch = fetch): Promise<Deliver
       } catch {
         // no BroadcastChannel: pages find what we leave when they next look
       }
-      const mine = locks ? await locks.request(PREFIX + 'adopt', () => adopt(store, locks, id)) : await adopt(store, locks, id);
+      // (bounded: a store that never answers, an open blocked by another connection, must not keep the adoption lock
+      // from the pages for good; the sync fails and the browser tries again later)
+      const bounded = () =>
+        Promise.race([adopt(store, locks, id), new Promise<never>((_, fail) => setTimeout(() => fail(new Error('no answer from IndexedDB')), OPEN_TIMEOUT_MS))]);
+      const mine = locks ? await locks.request(PREFIX + 'adopt', bounded) : await bounded();
       const bySource = new Map<string, QueueRecord[]>();
       for (const r of mine) (bySource.get(r.source!) || bySource.set(r.source!, []).get(r.source!)!).push(r);
       for (const [source, list] of bySource) await send(store, source, list, run, post);
