@@ -180,6 +180,22 @@ function pkgVersion(rel) {
 
 // ---------------------------------------------------------------------------------------------------------------
 
+/**
+ * The simulator's long-run section of RESULTS.md (`## Delivery simulator...`, written by hand from `npm run sim`: the
+ * bench does not run it) carried over into the new report, before its Machine section.
+ */
+function keepSimulator(full) {
+  let old = '';
+  try {
+    old = fs.readFileSync(path.join(BENCH, 'RESULTS.md'), 'utf8');
+  } catch {
+    return full;
+  }
+  const m = old.match(/^## Delivery simulator[^]*?(?=^## )/m);
+  const at = full.search(/^## Machine/m);
+  return m && at >= 0 && !full.includes(m[0]) ? full.slice(0, at) + m[0] + full.slice(at) : full;
+}
+
 /** BENCH_REPORT_ONLY=1: RESULTS.md from the last run's raw data, with the same settings. */
 function reportOnly() {
   const raw = JSON.parse(fs.readFileSync(path.join(TMP, 'last-run.json'), 'utf8'));
@@ -189,7 +205,7 @@ function reportOnly() {
   }
   const md = report(raw);
   console.log(md.table);
-  fs.writeFileSync(path.join(BENCH, 'RESULTS.md'), md.full);
+  fs.writeFileSync(path.join(BENCH, 'RESULTS.md'), keepSimulator(md.full));
   log('report in bench/RESULTS.md, from bench/.tmp/last-run.json');
 }
 
@@ -306,7 +322,7 @@ async function main() {
     fs.writeFileSync(path.join(TMP, 'last-run.json'), JSON.stringify(raw, null, 1));
     const md = report(raw);
     console.log(md.table);
-    if (!process.env.BENCH_NO_WRITE) fs.writeFileSync(path.join(BENCH, 'RESULTS.md'), md.full);
+    if (!process.env.BENCH_NO_WRITE) fs.writeFileSync(path.join(BENCH, 'RESULTS.md'), keepSimulator(md.full));
     log(`done in ${raw.elapsedS.toFixed(0)} s; raw data in bench/.tmp/last-run.json${process.env.BENCH_NO_WRITE ? '' : ', report in bench/RESULTS.md'}`);
   } finally {
     await browser.close().catch(() => {});
