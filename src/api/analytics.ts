@@ -92,8 +92,7 @@ export function createAnalytics(stages: {
       // While nothing may be stored, this page's recorded calls run from memory; other pages' stored ones wait for a grant.
       replay.take(instance.gate._state() == 'open');
       calls.loaded();
-      // (what other pages left waiting for their middleware: once storing is allowed, see `_opened`)
-      if (instance.gate._state() == 'open') calls.resume(instance);
+      calls.resume(instance);
       if (options.trackPageViews) trackPageViews((page) => void (page[0] != calls.pagedUrl() && invoke('page', [], { page, time: Date.now() })));
     });
   }
@@ -141,13 +140,7 @@ export function createAnalytics(stages: {
         replay.take(true);
         calls.resume(instance);
       },
-      _erase() {
-        if (delivery) delivery._queue._clear(), delivery._scheduler._erased();
-        else clearStored();
-        clearBuffer();
-        clearWaiting();
-        clearNote();
-      },
+      _erase: () => eraseStored(delivery),
     });
     const instance: Instance = {
       identity,
@@ -241,4 +234,14 @@ export function createAnalytics(stages: {
     _check: (event, properties) => debugMode.use((tools) => tools.checkEcommerce(event, properties)),
   };
   return { api, load, replay: replay.run, keep: replay.keep, unloadable: calls.unloadable, helperDeps };
+}
+
+// What the library stored in this browser, erased (consent withdrawn or denied, opt-out): the queue (through delivery,
+// once started), the stub's buffer, the messages waiting for middleware, the exit note.
+function eraseStored(delivery?: Delivery) {
+  if (delivery) delivery._queue._clear(), delivery._scheduler._erased();
+  else clearStored();
+  clearBuffer();
+  clearWaiting();
+  clearNote();
 }

@@ -222,8 +222,8 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
     start,
     invoke,
     enqueue,
-    /** Queues what other pages of this binding left waiting (see `resumeWaiting`). */
-    resume: (instance: Instance) => resumeWaiting(instance, transforms, guard, store),
+    /** Queues what other pages of this binding left waiting (see `resumeWaiting`), once storing is allowed. */
+    resume: (instance: Instance) => instance.gate._state() == 'open' && resumeWaiting(instance, transforms, guard, store),
     /** URL of the last page message built. */
     pagedUrl: () => pagedUrl,
     /**
