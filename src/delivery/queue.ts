@@ -46,6 +46,8 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
   // not come back; one taken out at a page exit is written: if its hand-off is never confirmed, the next load sends it).
   const save = (list: QueueRecord[]) =>
     persist((idb) => setMany(list.filter((r) => !removed.has(r)).map((r) => [r.id, r]), idb));
+  // Resolves to whether these records are written.
+  const claim = (list: QueueRecord[]) => persist((idb) => setMany(list.map((r) => [r.id, r]), idb).then(() => 1));
   const writer = writeBehind(save);
   // This page's records with these ids, in order.
   const pick = (ids: string[]) => {
@@ -190,9 +192,10 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
       // The page left (and may be restored) since the tabs' lock was granted: another tab may adopt them now.
       if (adopted.length && held()) {
         for (const r of adopted) r.owner = owner;
-        putBack(adopted);
-        await save(adopted);
-        expire(now);
+        // Claimed in the store before they are this tab's: one it cannot mark as its own (a full disk) stays an
+        // orphan to every other tab too, which would send it again; it is looked at again later instead.
+        if (await claim(adopted)) putBack(adopted), expire(now);
+        else due = Math.min(due, now + graceMs + CLAIM_RETRY_MS);
       }
       return { _left: left < Infinity ? left : 0, _due: due < Infinity ? due : 0 };
     },
@@ -210,6 +213,9 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
     },
   };
 }
+
+/** How long after a failed claim of orphans (see `_adopt`) they are looked at again. */
+const CLAIM_RETRY_MS = 1000;
 
 const byId = (a: QueueRecord, b: QueueRecord) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 

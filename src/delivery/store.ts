@@ -40,8 +40,11 @@ export function clearStored(): Promise<void> {
     .catch(() => {});
 }
 
-// The queue's IndexedDB store while it works: `persist` runs an operation on it and never rejects; any failure
-// (including a synchronous throw from `indexedDB.open`) leaves the queue in memory from then on, told by `fallback`.
+// The queue's IndexedDB store while it works: `persist` runs an operation on it and never rejects (a failed one
+// resolves to undefined), and tells `fallback` of every failure. A store that never answered (a synchronous throw
+// from `indexedDB.open`, an open that fails or never settles) leaves the queue in memory from then on. Once it has
+// answered, one failure is that operation's only (a full disk refuses writes, and deletes still go through): the
+// store is kept, or this page would never delete what it delivers, and the next page would send it again.
 export function openStore(fallback: (error: unknown) => void, p: Platform) {
   let store: UseStore | undefined;
   try {
@@ -67,9 +70,8 @@ export function openStore(fallback: (error: unknown) => void, p: Platform) {
     Promise.resolve()
       .then(() => store && first(op(store)))
       .catch((error) => {
-        // (told once: operations that were waiting fail together)
         if (store) fallback(error);
-        store = undefined;
+        if (!answered) store = undefined;
       });
 }
 
