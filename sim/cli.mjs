@@ -1,4 +1,4 @@
-// `npm run sim -- [--runs=N] [--seed=S] [--trace] [--stop] [--src=DIR]`: runs N seeded schedules (TypeScript run by
+// `npm run sim -- [--runs=N] [--seed=S] [--trace] [--requests] [--stop] [--src=DIR]`: runs N seeded schedules (TypeScript run by
 // jiti, no build step) of the delivery code in DIR (default: src; mutants.mjs passes a mutated copy).
 import { createJiti } from 'jiti';
 import { resolve } from 'node:path';
@@ -28,6 +28,10 @@ const { failed, totals } = await runMany({
   onFail(r) {
     console.log(`\nFAIL seed ${r.seed}:\n  ` + r.violations.slice(0, 8).join('\n  ') + (r.violations.length > 8 ? `\n  ... ${r.violations.length - 8} more` : ''));
     if (args.trace) console.log('trace:\n  ' + r.trace.join('\n  '));
+    // (`--requests`: every request of the schedule, with the ids it carried and what became of it)
+    if (args.requests)
+      for (const q of r.reqs)
+        console.log(`  #${q.n} ${q.at.toFixed(3)}s ${q.page} ${q.via} ${q.status ?? '-'}${q.delivered ? ' delivered' : ''}${q.unknowable ? ' unknowable' : ''}${q.lost ? ' lost' : ''}: ${q.ids.map((id) => id.slice(-3)).join(' ')}`);
     console.log(`replay: ${replay(r.seed)}`);
   },
 });

@@ -151,8 +151,8 @@ export function createPlatform(loop: Loop, net: Net, rng: Rng, opts: { fetchLate
   const localStorage = {
     getItem: (k: string) => storage.get(k) ?? null,
     // (a dead page's script is gone: a write its leftover code makes is not the page's)
-    setItem: (k: string, v: string) => void (cur()?.dead || storage.set(k, String(v))),
-    removeItem: (k: string) => void (cur()?.dead || storage.delete(k)),
+    setItem: (k: string, v: string) => void (cur()?.dead || (process.env.SIM_NOTE && console.log("note", cur()?.id, k, String(v).slice(0, 400)), storage.set(k, String(v)))),
+    removeItem: (k: string) => void (cur()?.dead || (process.env.SIM_NOTE && console.log("unnote", cur()?.id, k), storage.delete(k))),
     clear: () => storage.clear(),
   };
   // The site's service worker, where the schedule gives the site one (sim/worker.ts sets `sw`): the pages' Background

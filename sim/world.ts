@@ -158,6 +158,7 @@ export function createWorld(seed: number, mod: DeliveryModule) {
     // Every record stored before it is gone from IndexedDB (any tab's): they may be lost.
     for (const a of w.accepted.values()) if (a.at <= now && !w.excused.has(a.id)) w.excused.set(a.id, why);
     for (const r of page.delivery._queue._list()) w.erased.set(r.id, now);
+    if (process.env.SIM_DEBUG) for (const q of w.pages) if (q.delivery && !q.dead) console.log("at erasure", q.id, q.life, q.delivery._queue._list().map((r) => r.id.slice(-3) + ":" + r.owner).join(" "));
     // A frozen or cached page runs no script: the erasure reaches it when it runs again (the API layer's consent
     // check on resume), and what the browser sends for it meanwhile (a deferred request, at its discard) cannot be
     // taken back: a limitation of deferred fetching, excused here and written up in sim-findings.md.

@@ -25,7 +25,7 @@ export function fakeQueue() {
     // Every record is stored at once here (the real queue's writes: store.ts `writeBehind`).
     _flushed: () => Promise.resolve(),
     // IndexedDB work: the real queue drops the records from memory and from the store.
-    _remove: vi.fn(async (ids: string[]) => drop(ids)),
+    _remove: vi.fn(async (ids: string[]) => (drop(ids), true)),
     // Memory only, as the real queue does.
     _takeOut: vi.fn((ids: string[]) => {
       const out = records.filter((r) => ids.includes(r.id));
@@ -38,5 +38,6 @@ export function fakeQueue() {
     }),
     // Counts the attempt on the records and returns the most, as the real queue does (which also stores it).
     _failed: vi.fn((ids: string[]) => Math.max(0, ...records.filter((r) => ids.includes(r.id)).map((r) => ++r.attempts))),
+    _keep: vi.fn(),
   };
 }

@@ -39,10 +39,12 @@ export const clearNote = (s?: NoteStorage) => void setNote([], s);
 /**
  * What a load must finish of the hand-offs of earlier pages (or of this one, restored): `forget` deletes the noted
  * records from the store, and only then are their ids taken out of the note (cut off in between, the next load
- * deletes them again). Ids another page notes meanwhile stay noted. Runs before the store is read for adoption (see
+ * deletes them again). Ids another page notes meanwhile stay noted, and all of them when the delete failed. Runs before the store is read for adoption (see
  * delivery/start.ts).
  */
 export function finishHandoffs(forget: (ids: string[]) => Promise<unknown>, s?: NoteStorage): Promise<unknown> | undefined {
   const ids = noted(s);
-  if (ids.length) return forget(ids).then(() => unnote(ids, s));
+  // (a delete that failed keeps the note: sim seed 669, where a page whose IndexedDB never opened took the ids of a
+  // keepalive request off it, and another tab adopted and sent them again)
+  if (ids.length) return forget(ids).then((done) => done && unnote(ids, s));
 }

@@ -46,10 +46,11 @@ export function createHandoff(d: HandoffDeps) {
   const remove = (ids: string[], noted: boolean, removal: Promise<unknown> = d._queue._remove(ids)) => {
     ids.forEach((id) => removing.set(id, noted || !!removing.get(id)));
     // (the queue's removal settles, never rejects: queue.ts `persist`)
-    return removal.then(() => {
+    return removal.then((done) => {
       const notedIds = ids.filter((id) => removing.get(id));
       ids.forEach((id) => removing.delete(id));
-      if (notedIds.length) unnote(notedIds, store);
+      // (a delete that failed keeps the note: the next load deletes them)
+      if (done && notedIds.length) unnote(notedIds, store);
     });
   };
 
@@ -157,11 +158,14 @@ export function createHandoff(d: HandoffDeps) {
 
     /**
      * This page saw an HTTP answer to its request for these ids after all (`delivered`: a 2xx): it deals with their
-     * records itself (removal, or a retry), so what an exit noted of them is taken back, after the removal.
+     * records itself (removal, or a retry), so what an exit noted of them is taken back, after the removal. Refused
+     * or failed, they are written again: a page loaded meanwhile (this one frozen, or hidden) may have deleted what
+     * the note named, and this page's memory would be their only copy (sim seed 1304: a 400 split them, one half
+     * failed, and the other was lost with the page).
      */
     _answered(ids: string[], delivered: boolean) {
       const notedIds = ids.filter((id) => handed.delete(id));
-      if (notedIds.length) delivered ? remove(notedIds, true) : unnote(notedIds, store);
+      if (notedIds.length) delivered ? remove(notedIds, true) : (unnote(notedIds, store), d._queue._keep(notedIds));
     },
   };
 }

@@ -71,8 +71,8 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
   // Records taken out of memory for a page-exit hand-off and not put back: a pending write stores them (an
   // unconfirmed hand-off is sent again by the next load) unless they are removed for good meanwhile.
   const handedOut = new Map<string, QueueRecord>();
-  // IndexedDB only.
-  const forget = (ids: string[]) => persist((idb) => delMany(ids, idb));
+  // IndexedDB only. Resolves to whether they are deleted (a page whose store never opened deletes nothing).
+  const forget = (ids: string[]) => persist((idb) => delMany(ids, idb).then(() => true));
   const drop = (ids: string[]) => {
     for (const r of takeOut(ids)) removed.add(r);
     for (const id of ids) {
@@ -140,6 +140,12 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
       // Not even an empty transaction when none is left (all handed to the browser at a page exit).
       if (write && failing.length) save(failing);
       return most;
+    },
+
+    /** Writes this page's records of these ids through again (another page may have deleted them: handoff.ts). */
+    _keep(ids: string[]) {
+      const kept = pick(ids);
+      if (kept.length) save(kept);
     },
 
     /**

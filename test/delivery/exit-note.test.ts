@@ -11,7 +11,7 @@ describe('finishHandoffs', () => {
   it('deletes what the note names, then takes those ids out of the note', async () => {
     localStorage.setItem('svc_sent', JSON.stringify(['x1', 'x2']));
     let deleted!: () => void;
-    const forget = vi.fn((_ids: string[]) => new Promise<void>((r) => (deleted = r)));
+    const forget = vi.fn((_ids: string[]) => new Promise<boolean>((r) => (deleted = () => r(true))));
     const done = finishHandoffs(forget);
     expect(forget).toHaveBeenCalledWith(['x1', 'x2']);
     // Cut off before the delete committed: the next load deletes again.
@@ -21,6 +21,12 @@ describe('finishHandoffs', () => {
     deleted();
     await done;
     expect(note()).toEqual(['y1']);
+  });
+
+  it('keeps the note when the delete failed (a page whose IndexedDB never opened: sim seed 669)', async () => {
+    localStorage.setItem('svc_sent', JSON.stringify(['x1', 'x2']));
+    await finishHandoffs(async () => undefined);
+    expect(note()).toEqual(['x1', 'x2']);
   });
 
   it('does nothing without a note', async () => {

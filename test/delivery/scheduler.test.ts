@@ -837,6 +837,24 @@ describe('createScheduler', () => {
       expect(delivered.sort()).toEqual([a.id, c.id, d.id].sort());
     });
 
+    it('writes back what an exit noted as handed when its request is then refused (another page may have deleted it: sim seed 1304)', async () => {
+      stubBeacon(() => true);
+      const answers: ((status: number) => void)[] = [];
+      vi.stubGlobal('fetch', vi.fn(() => new Promise((r) => answers.push((status) => r({ status, headers: { get: () => null } })))));
+      const { scheduler, queue } = setup();
+      const rs = [record(), record(), record()];
+      queue.records.push(...rs);
+      void scheduler._flush();
+      await drain();
+      // frozen while the keepalive request is in flight: the note names its records, and the next page deletes them
+      scheduler._exit('frozen');
+      expect(JSON.parse(localStorage.getItem('svc_sent') || '[]')).toEqual(rs.map((r) => r.id));
+      answers[0](400);
+      await drain();
+      expect(localStorage.getItem('svc_sent')).toBeNull();
+      expect(queue._keep).toHaveBeenCalledWith(rs.map((r) => r.id));
+    });
+
     it('never POSTs a planned batch whose records an exit beaconed while an earlier batch of the pass was in flight', async () => {
       const beacon = vi.fn((..._a: unknown[]) => true);
       stubBeacon(beacon);
