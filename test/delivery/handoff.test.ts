@@ -126,7 +126,7 @@ describe('createHandoff', () => {
     it('finishes the removal when the page is only hidden: IndexedDB delete, then the note is taken back', async () => {
       const { handoff, queue } = setup();
       let removed!: () => void;
-      queue._remove.mockImplementationOnce(() => new Promise<void>((r) => (removed = r)));
+      queue._remove.mockImplementationOnce(() => new Promise<boolean>((r) => (removed = () => r(true))));
       const rs = [record(), record()];
       queue.records.push(...rs);
       handoff._exit('hidden', NONE, false);
@@ -318,13 +318,23 @@ describe('createHandoff', () => {
     it('notes at a page exit the records whose delete has not committed (the next load deletes them), and takes the note back once it did', async () => {
       const { handoff } = setup();
       let commit!: () => void;
-      const removal = new Promise<void>((r) => (commit = r));
+      const removal = new Promise<boolean>((r) => (commit = () => r(true)));
       handoff._removed(['d1', 'd2'], removal);
       handoff._exit('discarded', NONE, false);
       expect(note()).toEqual(['d1', 'd2']);
       commit();
       await drain();
       expect(note()).toBeNull();
+    });
+
+    it('keeps the note of records whose delete failed (the store never opened: sim seed 669)', async () => {
+      const { handoff } = setup();
+      let fail!: () => void;
+      handoff._removed(['d1'], new Promise<undefined>((r) => (fail = () => r(undefined))));
+      handoff._exit('discarded', NONE, false);
+      fail();
+      await drain();
+      expect(note()).toEqual(['d1']);
     });
 
     it('notes nothing after an erasure (consent withdrawn, opt-out): neither removals pending nor requests kept alive', () => {
