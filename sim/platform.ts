@@ -222,11 +222,16 @@ export function createPlatform(loop: Loop, net: Net, rng: Rng, opts: { fetchLate
       const set = (target == 'doc' ? page.docListeners : page.winListeners).get(type);
       if (set) for (const fn of [...set]) loop.dispatch(page, () => fn({ type, ...event }));
     },
-    /** The page is gone: its requests in flight are unknowable to it, its channels and locks go. */
+    /**
+     * The page is gone: its requests in flight are unknowable to it, and so are those whose answer came while it was
+     * frozen and it never ran again to hear (CONTRACT section 4: "a request in flight when its page ... was killed");
+     * its channels and locks go.
+     */
     bury(page: Page) {
       page.dead = true;
       page.life = 'dead';
       for (const r of page.inflight) r.unknowable = true;
+      for (const r of net.log) if (r.page == page && (r.via == 'fetch' || r.via == 'keepalive') && !r.heard) r.unknowable = true;
       for (const e of channels) if (e.page == page) channels.delete(e);
       locks.release(page);
     },

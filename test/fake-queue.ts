@@ -22,6 +22,7 @@ export function fakeQueue() {
   return {
     records,
     _list: () => records,
+    _handable: () => records,
     // Every record is stored at once here (the real queue's writes: store.ts `writeBehind`).
     _flushed: () => Promise.resolve(),
     // IndexedDB work: the real queue drops the records from memory and from the store.

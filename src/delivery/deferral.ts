@@ -57,7 +57,7 @@ export function createDeferral(d: DeferralDeps) {
     // Over the quota (QuotaExceededError: other requests of the page to that origin, a `deferred-fetch` permissions
     // policy that allows none, a long URL or referrer), or refused for another reason: cover fewer, the oldest first;
     // the rest leaves with this page's own requests, or the next load.
-    let group = covered(d._queue._list(), inflight, BODY_OVERHEAD + d.writeKey.length);
+    let group = covered(d._queue._handable(), inflight, BODY_OVERHEAD + d.writeKey.length);
     for (; group.length; group = group.slice(0, group.length >> 1)) {
       try {
         // (`sentAt`: now, when it is handed over; the browser may send it later, after a crash)

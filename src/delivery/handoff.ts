@@ -96,7 +96,7 @@ export function createHandoff(d: HandoffDeps) {
       // A request in flight without keepalive dies with the page
       // (https://fetch.spec.whatwg.org/#concept-fetch-group-terminate): at a final exit its messages go by beacon too
       // (same ids).
-      const waiting = d._queue._list().filter((r) => !inflight.has(r.id) || (final && !inflight.get(r.id)));
+      const waiting = d._queue._handable().filter((r) => !inflight.has(r.id) || (final && !inflight.get(r.id)));
       for (const group of planBatches(waiting, KEEPALIVE_LIMIT, BODY_OVERHEAD + d.writeKey.length)) {
         const ids = group.map((r) => r.id);
         const messages = group.map((r) => r.message);

@@ -6,6 +6,7 @@ import { analyticsError } from '../message/errors';
 
 import type { QueueBounds, QueueRecord } from './records';
 import { overBounds } from './records';
+import { leaseOver } from './tabs';
 
 export type { QueueBounds, QueueRecord } from './records';
 export { DEFAULT_BOUNDS, overBounds } from './records';
@@ -35,7 +36,7 @@ function orphanClock() {
  * This tab's queue: an ordered in-memory list of its records, written through to IndexedDB (one transaction per
  * burst of calls) so a closed page's messages are sent by the next load; falls back to memory when IndexedDB fails.
  */
-export function createQueue(owner: string, bounds: QueueBounds, events: QueueEvents, source?: string, p: Platform = browserPlatform()) {
+export function createQueue(owner: string, bounds: QueueBounds, events: QueueEvents, source?: string, p: Platform = browserPlatform(), leased = () => false) {
   const records: QueueRecord[] = [];
   const persist = openStore(events._fallback, p);
   let bytes = 0;
@@ -106,6 +107,16 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
     _list: (): readonly QueueRecord[] => records,
 
     /**
+     * This tab's records it may hand to the browser without reading the store first (at a page exit, or deferred).
+     * Without Web Locks (`leased`), another tab adopts a stored record older than LEASE_MS even from a tab that lives
+     * (tabs.ts): such a record stays stored, for the tab that owns it now or the next load, rather than being sent
+     * twice (sim seeds 25, 325, 502, 771, 780, 1294, 1298). A pass reads the store first (`_reconcile`); a page
+     * exit has no time to.
+     */
+    _handable: (): readonly QueueRecord[] =>
+      leased() && persist._open() ? records.filter((r) => !leaseOver(r, p._now())) : records,
+
+    /**
      * Queues a record and returns a promise that resolves (never rejects) once it is durably stored (one IndexedDB
      * transaction per burst of calls). A record that would pass a bound is refused: the `queue_full` error is
      * returned at once, and what was queued is never dropped to make room.
@@ -171,7 +182,7 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
      * drops expired records, and adopts the records whose owner `isOrphan` says is gone (this tab becomes their owner)
      * once they were seen orphaned `graceMs` ago: the note of a page that just closed can reach this page late (Firefox: a localStorage write made as a tab closes shows in another page only
      * some hundreds of ms later, measured by scripts/exit-closes.mjs), and what it names must not be sent again.
-     * Resolves to `_left`, the `queuedAt` of the oldest record left to other tabs, and `due`, when an orphan seen but
+     * Resolves to `_left`, when the lease of the oldest record left to other tabs began (its `claimedAt` or `queuedAt`), and `due`, when an orphan seen but
      * not yet adopted may be (`_due`, 0 when none): the caller looks again then.
      */
     async _adopt(isOrphan: (r: QueueRecord) => boolean, graceMs = 0, held: () => boolean = () => true): Promise<{ _left: number; _due: number }> {
@@ -194,10 +205,11 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
         if (at) due = Math.min(due, at);
         return !at;
       });
-      const left = others.filter((r) => !orphans.includes(r)).reduce((oldest, r) => Math.min(oldest, r.queuedAt), Infinity);
+      // (when the lease of the oldest of them ends: see tabs.ts `leaseOver`)
+      const left = others.filter((r) => !orphans.includes(r)).reduce((oldest, r) => Math.min(oldest, r.claimedAt || r.queuedAt), Infinity);
       // The page left (and may be restored) since the tabs' lock was granted: another tab may adopt them now.
       if (adopted.length && held()) {
-        for (const r of adopted) r.owner = owner;
+        for (const r of adopted) (r.owner = owner), (r.claimedAt = now);
         // Claimed in the store before they are this tab's: one it cannot mark as its own (a full disk) stays an
         // orphan to every other tab too, which would send it again; it is looked at again later instead.
         if (await claim(adopted)) putBack(adopted), expire(now);

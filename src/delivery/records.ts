@@ -16,6 +16,11 @@ export interface QueueRecord {
   /** The tab that sends it (see locks.ts); another tab adopts it only when that tab is gone. */
   owner: string;
   /**
+   * When a tab adopted it (ms since epoch): without Web Locks, it counts as orphaned a lease after that (else after
+   * `queuedAt`), so that a record just adopted is not adopted again by a third tab (tabs.ts `_orphans`).
+   */
+  claimedAt?: number;
+  /**
    * Where it may be sent: the write key and batch URL it was queued under (`source` of `createQueue`), set by `add`.
    * Only a page with the same ones adopts it (CONTRACT section 6). A record of an earlier version has none: the page
    * that adopts it sends it, as that version did.

@@ -73,6 +73,7 @@ export function startDelivery(s: DeliverySettings): Delivery {
     // The records' binding (CONTRACT section 6): the write key is in the page's source already, so kept as it is.
     s.writeKey + ' ' + s.url,
     p,
+    tabs._leased,
   );
   const transport = createTransport(p);
   const handoff = createHandoff({ ...s, _queue: queue, _transport: transport, _platform: p });

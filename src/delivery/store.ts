@@ -66,13 +66,15 @@ export function openStore(fallback: (error: unknown) => void, p: Platform) {
           const timer = p._setTimeout(() => reject(new Error(`no answer within ${OPEN_TIMEOUT_MS} ms`)), OPEN_TIMEOUT_MS);
           q.then((v) => ((answered = true), resolve(v)), reject).finally(() => p._clearTimeout(timer));
         });
-  return <T>(op: (s: UseStore) => Promise<T>): Promise<T | void> =>
+  const persist = <T>(op: (s: UseStore) => Promise<T>): Promise<T | void> =>
     Promise.resolve()
       .then(() => store && first(op(store)))
       .catch((error) => {
         if (store) fallback(error);
         if (!answered) store = undefined;
       });
+  // (`_open`: whether the store is still in use, so that other tabs can read what this page writes)
+  return Object.assign(persist, { _open: () => !!store });
 }
 
 /** How long the queue's store may take to answer its first operation (see `openStore`). */

@@ -4,6 +4,8 @@ import { browserPlatform, type Platform } from './platform';
 const PREFIX = 'svc-analytics:';
 /** Without Web Locks, another tab's record is taken over after this long (a live tab sends well within it). */
 export const LEASE_MS = 60000;
+/** Without Web Locks: whether another tab may take this record now (a lease since it was queued, or last adopted). */
+export const leaseOver = (r: QueueRecord, now: number) => now - (r.claimedAt || r.queuedAt) > LEASE_MS;
 /**
  * A gone tab's records are taken over this long after they were first seen orphaned, so that its page-exit note,
  * which can reach other pages late (Firefox, measured with scripts/exit-closes.mjs), is read first.
@@ -140,7 +142,7 @@ export function createTabs(id: string, gone: () => void, p: Platform = browserPl
     async _orphans(): Promise<(r: QueueRecord) => boolean> {
       const now = p._now();
       const snapshot = await locks._query();
-      if (!snapshot) return (r) => r.owner != id && now - r.queuedAt > LEASE_MS;
+      if (!snapshot) return (r) => r.owner != id && leaseOver(r, now);
       const alive = new Set((snapshot.held || []).map((l) => l.name));
       return (r) => r.owner != id && !alive.has(tabLock(r.owner));
     },

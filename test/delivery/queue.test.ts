@@ -4,6 +4,7 @@ import { createStore, values, type UseStore } from 'idb-keyval';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createQueue, DEFAULT_BOUNDS, type QueueBounds, type QueueRecord } from '../../src/delivery/queue';
 import { OPEN_TIMEOUT_MS } from '../../src/delivery/store';
+import { LEASE_MS, leaseOver } from '../../src/delivery/tabs';
 import type { AnalyticsError, Message } from '../../src/message/types';
 
 const WIDE: QueueBounds = { maxCount: 1000, maxBytes: 1e9, maxAgeMs: 1e9 };
@@ -156,7 +157,34 @@ describe('createQueue', () => {
       await b._adopt((r) => r.owner == 'A');
       expect(b._list().map((r) => r.attempts)).toEqual([2]);
       expect(b._failed(['id-0001'])).toBe(3);
-      await vi.waitFor(async () => expect(await stored()).toEqual([{ ...rec(1, 'B', { queuedAt: b._list()[0].queuedAt }), attempts: 3 }]));
+      const [adopted] = b._list();
+      await vi.waitFor(async () => expect(await stored()).toEqual([{ ...rec(1, 'B', { queuedAt: adopted.queuedAt }), attempts: 3, claimedAt: adopted.claimedAt }]));
+    });
+
+    it('stamps what it adopts with when (claimedAt): without Web Locks, another tab may take it only a lease later (sim seeds 780, 1471)', async () => {
+      const a = createQueue('A', WIDE, events());
+      await a._add(rec(1, 'A', { queuedAt: Date.now() - 2 * LEASE_MS }));
+      const b = createQueue('B', WIDE, events());
+      await b._adopt((r) => r.owner == 'A');
+      const [adopted] = b._list();
+      expect(adopted.claimedAt).toBeGreaterThanOrEqual(Date.now() - 1000);
+      expect(leaseOver(adopted, Date.now())).toBe(false);
+      expect(leaseOver(adopted, adopted.claimedAt! + LEASE_MS + 1)).toBe(true);
+      // a third tab without Web Locks finds no orphan in it, and is told when to look again
+      const c = createQueue('C', WIDE, events());
+      const seen = await c._adopt((r) => r.owner != 'C' && leaseOver(r, Date.now()));
+      expect(c._list()).toEqual([]);
+      expect(seen._left).toBe(adopted.claimedAt);
+    });
+
+    it('without Web Locks, hands to the browser at an exit none of its records another tab may have taken (older than a lease)', async () => {
+      const q = createQueue('A', WIDE, events(), undefined, undefined, () => true);
+      await q._add(rec(1, 'A', { queuedAt: Date.now() - 2 * LEASE_MS }));
+      await q._add(rec(2));
+      expect(q._handable().map((r) => r.id)).toEqual(['id-0002']);
+      const locked = createQueue('B', WIDE, events());
+      await locked._add(rec(3, 'B', { queuedAt: Date.now() - 2 * LEASE_MS }));
+      expect(locked._handable().map((r) => r.id)).toEqual(['id-0003']);
     });
 
     it('never brings back a record removed before its write ran', async () => {
