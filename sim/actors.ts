@@ -118,7 +118,7 @@ function act(w: World) {
       if (w.net.state.online) {
         // ('online' flushes at once, backoff or not: as the page gets the event, which a frozen page gets later)
         for (const p of w.pages)
-          if (!p.dead) w.loop.dispatch(p, () => ((p.onlineFlush = true), w.backoff.forEach((_, k) => k.startsWith(p.id + '01') && w.backoff.delete(k)))), w.platform.fire(p, 'win', 'online');
+          if (!p.dead) w.loop.dispatch(p, () => ((p.onlineFlush = (p.onlineFlush || 0) + 1), w.backoff.forEach((_, k) => k.startsWith(p.id + '01') && w.backoff.delete(k)))), w.platform.fire(p, 'win', 'online');
       }
       return;
     case 'api':

@@ -26,7 +26,8 @@ export interface SimPage extends Page {
   /** It reported storage_unavailable: its queue lived in memory. */
   fellBack?: boolean;
   /** It got an 'online' event: its next flush is forced (see the backoff check in `open`). */
-  onlineFlush?: boolean;
+  /** `online` events the page got whose forced flush has not failed yet (each may send once within a backoff). */
+  onlineFlush?: number;
 }
 
 export interface Accepted {
@@ -118,7 +119,7 @@ export function createWorld(seed: number, mod: DeliveryModule) {
           if (name == 'retry') {
             const r = payload as { status: number; messageIds: string[] };
             // (an 'online' the page got forces one flush, which may wait behind the pass that ends in this retry)
-            if (page.onlineFlush) return void (page.onlineFlush = false);
+            if (page.onlineFlush) return void page.onlineFlush--;
             const wait = r.status == 429 ? Math.min(Number(net.state.retryAfter) * 1000, 3600000) : 500;
             for (const id of r.messageIds) w.backoff.set(page.id + id, loop.now() + wait);
           }
@@ -158,7 +159,7 @@ export function createWorld(seed: number, mod: DeliveryModule) {
     // Every record stored before it is gone from IndexedDB (any tab's): they may be lost.
     for (const a of w.accepted.values()) if (a.at <= now && !w.excused.has(a.id)) w.excused.set(a.id, why);
     for (const r of page.delivery._queue._list()) w.erased.set(r.id, now);
-    if (process.env.SIM_DEBUG) for (const q of w.pages) if (q.delivery && !q.dead) console.log("at erasure", q.id, q.life, q.delivery._queue._list().map((r) => r.id.slice(-3) + ":" + r.owner).join(" "));
+    if (process.env.SIM_DEBUG) for (const q of w.pages) if (q.delivery && !q.dead) console.log("at erasure", q.id, q.life, q.delivery._queue._list().map((r) => r.id.slice(-3) + ":" + (r as { owner?: string }).owner).join(" "));
     // A frozen or cached page runs no script: the erasure reaches it when it runs again (the API layer's consent
     // check on resume), and what the browser sends for it meanwhile (a deferred request, at its discard) cannot be
     // taken back: a limitation of deferred fetching, excused here and written up in sim-findings.md.

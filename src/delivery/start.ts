@@ -100,7 +100,8 @@ export function startDelivery(s: DeliverySettings): Delivery {
           .catch(() => {}); // the store is unusable: the queue lives in memory (reported as storage_unavailable)
   // A page that replaces a discarded one (the same tab) adopts what that page left at once: it ended without a page
   // event, so no note of it can come late.
-  const ready = adopt(p._wasDiscarded ? 0 : ORPHAN_GRACE_MS);
+  // (what it adopts at once is planned too: a page that makes no call would else keep it until it goes, sim seed 3035)
+  const ready = adopt(p._wasDiscarded ? 0 : ORPHAN_GRACE_MS).then(scheduler._notify);
   p._listen({
     _exit(how) {
       scheduler._exit(how);
