@@ -43,7 +43,7 @@ const snippetText = () => ({
 });
 // Subresource Integrity of the files a page loads by URL: written as dist/sri.json (and `<file>.sri`) once the
 // browser configurations are built, and inlined in the snippet generator (`snippet({ integrity: true })`).
-const SRI_FILES = ['analytics.min.js', 'analytics.debug.min.js', 'analytics.extend.min.js', 'analytics.plan.min.js'];
+const SRI_FILES = ['analytics.min.js', 'analytics.debug.min.js', 'analytics.extend.min.js', 'analytics.sources.min.js', 'analytics.plan.min.js'];
 const sriOf = (file) => 'sha384-' + createHash('sha384').update(readFileSync(`dist/${file}`)).digest('base64');
 const sriManifest = () => ({
   name: 'sri-manifest',
@@ -108,6 +108,13 @@ export default [
     plugins: [ts(), min()],
   },
   {
+    // The sources chunk (trackLink/trackForm: an edge, CONTRACT section 1), loaded by the bundle on the first of those
+    // calls. Built before the bundle, which carries its SRI hash.
+    input: 'src/entry/sources-browser.ts',
+    output: { file: 'dist/analytics.sources.min.js', format: 'iife' },
+    plugins: [ts(), min()],
+  },
+  {
     // The lazy chunk, loaded by the bundle on `debug(true)`, `linkDomains`, `serverCookies` or a `plan` option. Built before the
     // bundle, which carries its SRI hash.
     input: 'src/entry/debug-browser.ts',
@@ -125,7 +132,7 @@ export default [
       // window.Promise: old polyfills and libraries replace it. (async/await already use the engine's own.)
       intro: 'const Promise = (async () => {})().constructor;',
     },
-    plugins: [constants(), pageOnly(true), chunkSri(), chunkSri('__EXTEND_SRI__', 'analytics.extend.min.js'), nodeResolve({ browser: true }), ts(), min(), sriManifest()],
+    plugins: [constants(), pageOnly(true), chunkSri(), chunkSri('__EXTEND_SRI__', 'analytics.extend.min.js'), chunkSri('__SOURCES_SRI__', 'analytics.sources.min.js'), nodeResolve({ browser: true }), ts(), min(), sriManifest()],
   },
   {
     // The npm entries, `svc-analytics` (index) and `svc-analytics/core` (without the helper namespaces), as .mjs

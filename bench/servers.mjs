@@ -41,7 +41,7 @@ export const SITE_OUT = path.join(TMP, 'site');
 export const DIST = path.join(ROOT, 'dist');
 /** The dist/ files the bench uses, copied at the start: a rebuild during the run (npm test elsewhere) can't mix builds. */
 export const DIST_SNAP = path.join(TMP, 'dist');
-export const DIST_FILES = ['analytics.min.js', 'analytics.extend.min.js', 'snippet.min.js', 'snippet-gen.mjs'];
+export const DIST_FILES = ['analytics.min.js', 'analytics.extend.min.js', 'analytics.sources.min.js', 'snippet.min.js', 'snippet-gen.mjs'];
 /** Copied too when the build made it (not part of the content hash): the profile maps positions back with it. */
 export const DIST_MAP = 'analytics.min.js.map';
 export const SEGMENT_UMD = path.join(ROOT, 'node_modules/@segment/analytics-next/dist/umd');

@@ -14,7 +14,7 @@ const EXTEND = '**/dist/analytics.extend.min.js*';
 /** The URLs of the chunks the page fetches, as it fetches them. */
 function chunkFetches(page: Page): string[] {
   const fetched: string[] = [];
-  page.on('request', (r) => void (/analytics\.(extend|debug|plan)\.min\.js/.test(r.url()) && fetched.push(r.url())));
+  page.on('request', (r) => void (/analytics\.(extend|debug|plan|sources)\.min\.js/.test(r.url()) && fetched.push(r.url())));
   return fetched;
 }
 

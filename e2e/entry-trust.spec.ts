@@ -166,7 +166,7 @@ const pinned = (integrity = sri['analytics.min.js']) => `<!doctype html><html><h
 </body></html>`;
 
 test('L10: a bundle loaded with SRI loads its chunk with the chunk\'s hash and crossorigin; the real chunk loads', async ({ page, site, collector }) => {
-  expect(Object.keys(sri).sort()).toEqual(['analytics.debug.min.js', 'analytics.extend.min.js', 'analytics.min.js', 'analytics.plan.min.js']);
+  expect(Object.keys(sri).sort()).toEqual(['analytics.debug.min.js', 'analytics.extend.min.js', 'analytics.min.js', 'analytics.plan.min.js', 'analytics.sources.min.js']);
   await serve(page, site, '/trust-sri.html', pinned());
   await ready(page);
   const out = await registerAndTrack(page, 'Pinned Chunk');

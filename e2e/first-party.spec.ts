@@ -165,13 +165,14 @@ for (const recipe of RECIPES) {
     expect(probes(api.seen), 'nothing of it reached the API').toEqual([]);
     expect(probes(cdn.seen), 'nothing of it reached the CDN').toEqual([]);
     // The bundle's chunks come through too, the tracking-plan checker included (security-5 I5: a site using `plan`
-    // behind the recipe got plan_unavailable), and the middleware chunk (a middleware page behind it would hold its messages).
-    for (const chunk of ['analytics.debug.min.js', 'analytics.extend.min.js', 'analytics.plan.min.js']) {
+    // behind the recipe got plan_unavailable), the middleware chunk (a middleware page behind it would hold its messages)
+    // and the sources chunk (trackLink/trackForm).
+    for (const chunk of ['analytics.debug.min.js', 'analytics.extend.min.js', 'analytics.plan.min.js', 'analytics.sources.min.js']) {
       const res = await fetch(proxy.url + '/s/' + chunk, { headers: { 'user-agent': PROBE + '-chunk' } });
       expect([chunk, res.status, (await res.text()).length > 1000]).toEqual([chunk, 200, true]);
     }
     const chunks = cdn.seen.filter((r) => r.headers['user-agent'] === PROBE + '-chunk');
-    expect(chunks.map((r) => r.path).sort()).toEqual([`${CDN_DIR_PATH}/analytics.debug.min.js`, `${CDN_DIR_PATH}/analytics.extend.min.js`, `${CDN_DIR_PATH}/analytics.plan.min.js`]);
+    expect(chunks.map((r) => r.path).sort()).toEqual([`${CDN_DIR_PATH}/analytics.debug.min.js`, `${CDN_DIR_PATH}/analytics.extend.min.js`, `${CDN_DIR_PATH}/analytics.plan.min.js`, `${CDN_DIR_PATH}/analytics.sources.min.js`]);
     cdn.seen.splice(0, cdn.seen.length, ...cdn.seen.filter((r) => !chunks.includes(r)));
   });
 

@@ -14,7 +14,7 @@ const CDN_DIR = 'https://cdn.svc.example/analytics.js/v1';
 
 export const dynamic = 'force-dynamic';
 
-const FILES = { 'a.js': 'analytics.min.js', 'analytics.debug.min.js': 'analytics.debug.min.js', 'analytics.plan.min.js': 'analytics.plan.min.js', 'analytics.extend.min.js': 'analytics.extend.min.js' };
+const FILES = { 'a.js': 'analytics.min.js', 'analytics.debug.min.js': 'analytics.debug.min.js', 'analytics.plan.min.js': 'analytics.plan.min.js', 'analytics.extend.min.js': 'analytics.extend.min.js', 'analytics.sources.min.js': 'analytics.sources.min.js' };
 /** The request headers the CDN gets; no cookies (the <script> request to your own origin carries your site's). */
 const CDN_HEADERS = ['user-agent', 'if-none-match', 'if-modified-since'];
 /** The answer headers that go back to the browser; not the CDN's Set-Cookie, nor any other that acts on your origin. */

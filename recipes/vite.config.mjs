@@ -5,7 +5,7 @@
 //
 // Merge `server.proxy` and `preview.proxy` into your own vite.config. It forwards only what the library sends:
 // POST /ingest/v1/batch (other paths under /ingest/ answer 404, other methods 405) and GET /s/a.js and
-// /s/analytics.debug.min.js, /s/analytics.plan.min.js and /s/analytics.extend.min.js, with an allowlist of headers each way; it answers POST /ingest/v1/cookies itself. Tested with `vite` (dev): e2e/first-party.spec.ts.
+// /s/analytics.debug.min.js, /s/analytics.plan.min.js, /s/analytics.extend.min.js and /s/analytics.sources.min.js, with an allowlist of headers each way; it answers POST /ingest/v1/cookies itself. Tested with `vite` (dev): e2e/first-party.spec.ts.
 
 // --- change these lines ----------------------------------------------------------------------------------
 /** The Data Pipelines API (EU accounts: https://cdp-eu.svc.example), no trailing slash. */
@@ -106,7 +106,7 @@ async function cookies(request, response) {
   return refuse(request, response, 204, { 'cache-control': 'no-store', 'set-cookie': lines, 'x-svc-cookies': lines.map((l) => l.split('=')[0]).join(' ') });
 }
 
-const FILES = { '/s/a.js': '/analytics.min.js', '/s/analytics.debug.min.js': '/analytics.debug.min.js', '/s/analytics.plan.min.js': '/analytics.plan.min.js', '/s/analytics.extend.min.js': '/analytics.extend.min.js' };
+const FILES = { '/s/a.js': '/analytics.min.js', '/s/analytics.debug.min.js': '/analytics.debug.min.js', '/s/analytics.plan.min.js': '/analytics.plan.min.js', '/s/analytics.extend.min.js': '/analytics.extend.min.js', '/s/analytics.sources.min.js': '/analytics.sources.min.js' };
 const pathOf = (url) => url.split('?')[0];
 
 const proxy = {

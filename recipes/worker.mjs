@@ -6,7 +6,7 @@
 // Route /ingest/* and /s/* of your site to this handler (Cloudflare: a Worker route `example.com/ingest/*` and
 // `example.com/s/*`; anything under /s/ that is not the bundle goes on to your site). It forwards only what the library
 // sends: POST /ingest/v1/batch (other paths under /ingest/ answer 404, other methods 405) and GET /s/a.js and
-// /s/analytics.debug.min.js, /s/analytics.plan.min.js and /s/analytics.extend.min.js, with an allowlist of headers each way; it answers POST /ingest/v1/cookies itself. Tested under Node 20 through a small node:http
+// /s/analytics.debug.min.js, /s/analytics.plan.min.js, /s/analytics.extend.min.js and /s/analytics.sources.min.js, with an allowlist of headers each way; it answers POST /ingest/v1/cookies itself. Tested under Node 20 through a small node:http
 // adapter: e2e/first-party.spec.ts.
 
 // --- change these lines --------------------------------------------------------------------------------------
@@ -38,7 +38,7 @@ const ENDPOINTS = { '/ingest/v1/batch': batch, '/ingest/v1/cookies': cookies };
  * neighbours, which the bundle loads from next to itself: the tools chunk (analytics.debug(true), linkDomains,
  * serverCookies), the tracking-plan checker (`plan`) and the middleware chunk.
  */
-const FILES = { '/s/a.js': 'analytics.min.js', '/s/analytics.debug.min.js': 'analytics.debug.min.js', '/s/analytics.plan.min.js': 'analytics.plan.min.js', '/s/analytics.extend.min.js': 'analytics.extend.min.js' };
+const FILES = { '/s/a.js': 'analytics.min.js', '/s/analytics.debug.min.js': 'analytics.debug.min.js', '/s/analytics.plan.min.js': 'analytics.plan.min.js', '/s/analytics.extend.min.js': 'analytics.extend.min.js', '/s/analytics.sources.min.js': 'analytics.sources.min.js' };
 
 /** The request headers each upstream gets; no cookies (a beacon to your own origin carries your site's). */
 const API_HEADERS = ['content-type', 'authorization', 'origin', 'user-agent', 'accept-language'];

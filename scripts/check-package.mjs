@@ -16,13 +16,13 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = (name) => path.join(root, 'node_modules', '.bin', process.platform == 'win32' ? name + '.cmd' : name);
-const NOT_MODULES = ['./analytics.min.js', './analytics.debug.min.js', './analytics.extend.min.js', './analytics.plan.min.js', './snippet.min.js', './service-worker.js', './sri.json', './plan.schema.json'];
+const NOT_MODULES = ['./analytics.min.js', './analytics.debug.min.js', './analytics.extend.min.js', './analytics.sources.min.js', './analytics.plan.min.js', './snippet.min.js', './service-worker.js', './sri.json', './plan.schema.json'];
 const ACCEPTED = [{ kind: 'CJSResolvesToESM', entrypoint: './playwright' }];
 /** Files the tarball must hold (the CLI's demo, the CommonJS entries and their types, the license...). */
 const REQUIRED = ['LICENSE', 'README.md', 'CHANGELOG.md', 'package.json', 'bin/svc-analytics.mjs', 'demo/index.html', 'collector/server.mjs',
   'dist/index.mjs', 'dist/index.cjs', 'dist/index.d.ts', 'dist/index.d.cts', 'dist/core.mjs', 'dist/core.cjs', 'dist/core.d.ts',
   'dist/core.d.cts', 'dist/npm.mjs', 'dist/npm.cjs', 'dist/snippet-gen.mjs', 'dist/snippet-gen.cjs',
-  'dist/snippet-gen.d.ts', 'dist/snippet-gen.d.cts', 'dist/analytics.min.js', 'dist/snippet.min.js', 'dist/analytics.debug.min.js', 'dist/analytics.extend.min.js',
+  'dist/snippet-gen.d.ts', 'dist/snippet-gen.d.cts', 'dist/analytics.min.js', 'dist/snippet.min.js', 'dist/analytics.debug.min.js', 'dist/analytics.extend.min.js', 'dist/analytics.sources.min.js',
   'dist/sri.json', 'dist/analytics.plan.min.js', 'dist/service-worker.js', 'dist/service-worker.mjs', 'dist/service-worker.d.ts', 'dist/plan.mjs', 'dist/plan.d.ts', 'plan.schema.json', 'playwright/index.mjs', 'playwright/index.d.ts'];
 
 const problems = [];

@@ -14,7 +14,8 @@ import { startDelivery, type Delivery } from '../delivery/start';
 import { clearNote } from '../delivery/exit-note';
 import { trackPageViews } from '../extend/pageviews';
 import { DEFAULT_MIDDLEWARE_TIMEOUT, type TransformSettings, type TransformsFactory } from '../extend/transforms';
-import { createAutotrack } from '../extend/autotrack';
+import type { AutotrackDeps, createAutotrack } from '../extend/autotrack';
+import { lazy } from './lazy';
 import { createDebugMode } from '../debug/debug-mode';
 import { batchUrl, ownOptions, resolve } from './config';
 import { readTestHook } from './test-hook';
@@ -43,6 +44,7 @@ export function createAnalytics(stages: {
   transforms: TransformsFactory;
   tools?: () => Promise<LinkTools>;
   plan: (plan: unknown, report: (e: AnalyticsError) => void) => Promise<PlanCheck>;
+  autotrack: () => typeof createAutotrack | Promise<typeof createAutotrack>;
 }) {
   // Runs `use` with the link and server-cookie tools once they are here; a chunk that cannot load is reported.
   const tools = (use: (t: LinkTools) => void) => stages.tools?.().then(use, (e) => report(analyticsError('invalid_arguments', describe(e))));
@@ -157,8 +159,8 @@ export function createAnalytics(stages: {
     return instance;
   }
 
-  /** Resolves once the stored queue was read (at once while nothing may be stored: consent pending, opt-out). */
-  const ready = (instance: Instance) => instance.delivery()?._ready || Promise.resolve();
+  // Once the stored queue was read (at once while nothing may be stored) and the trackLink/trackForm calls so far bound.
+  const ready = (instance: Instance) => Promise.all([instance.delivery()?._ready, autotrack._settled()]).then(() => {});
 
   const group = (() => {
     const handle: Group = {
@@ -174,13 +176,13 @@ export function createAnalytics(stages: {
     return group;
   })();
   const userId = () => core?.identity._userId() ?? null;
-  const autotrack = createAutotrack({
-    _track(event, properties, options) {
+  const autotrack = lazyAutotrack(stages.autotrack, report, {
+    track(event, properties, options) {
       const [done, later] = calls.start('track', [event, properties, options]);
-      return { _queued: !later, _done: done };
+      return { queued: !later, done };
     },
-    _report: report,
-    _timeout: () => transformSettings.timeout,
+    report,
+    timeout: () => transformSettings.timeout,
   });
   const call = (type: MessageType) => (...args: unknown[]) => invoke(type, args);
 
@@ -210,10 +212,10 @@ export function createAnalytics(stages: {
     },
     debug: (on = true) => (debugMode.set(!!on), api),
     pageview: (url) => invoke('page', [{ path: url }]),
-    trackLink: (...args) => (autotrack.trackLink(...args), api),
-    trackClick: (...args) => (autotrack.trackLink(...args), api),
-    trackForm: (...args) => (autotrack.trackForm(...args), api),
-    trackSubmit: (...args) => (autotrack.trackForm(...args), api),
+    trackLink: (...args) => (autotrack((a) => a.trackLink(...args)), api),
+    trackClick: (...args) => (autotrack((a) => a.trackLink(...args)), api),
+    trackForm: (...args) => (autotrack((a) => a.trackForm(...args)), api),
+    trackSubmit: (...args) => (autotrack((a) => a.trackForm(...args)), api),
     addSourceMiddleware: (fn) => (transforms.use(fn), api),
     addDestinationMiddleware: () => api,
     addIntegrationMiddleware: () => api,
@@ -235,6 +237,17 @@ export function createAnalytics(stages: {
   };
   return { api, load, replay: replay.run, keep: replay.keep, unloadable: calls.unloadable, helperDeps };
 }
+
+// trackLink/trackForm bind the elements once their code is here (an edge: the sources chunk in the CDN bundle), in call
+// order; a chunk that cannot load is reported, and what waits is bound once a later call loads it.
+const lazyAutotrack = (load: () => typeof createAutotrack | Promise<typeof createAutotrack>, report: (e: AnalyticsError) => void, deps: AutotrackDeps) =>
+  lazy(
+    () => {
+      const made = load();
+      return made instanceof Promise ? made.then((create) => create(deps)) : made(deps);
+    },
+    (e) => report(analyticsError('chunk_unavailable', `trackLink/trackForm: ${describe(e)}`)),
+  );
 
 // What the library stored in this browser, erased (consent withdrawn or denied, opt-out): the queue (through delivery,
 // once started), the stub's buffer, the messages waiting for middleware, the exit note.

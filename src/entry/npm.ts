@@ -1,3 +1,4 @@
+import { createAutotrack } from '../extend/autotrack';
 import type { BrowserSettings, LoadOptions } from '../message/types';
 import type { CoreAnalytics, HelperDeps } from '../api/types';
 import { createAnalytics } from '../api/analytics';
@@ -37,6 +38,7 @@ export function loadBrowser(settings: BrowserSettings, options?: LoadOptions, ex
       transforms: (settings, report) => createTransforms(settings, report, () => import('../extend/plugins').then((m) => m.pluginRunner)),
       tools: () => import('../identity/tools').then((m) => m.linkTools),
       plan: (plan, report) => import('../plan/browser-check').then((m) => m.createPlanCheck(plan, report)),
+      autotrack: () => createAutotrack,
     });
     instance = { api, helperDeps };
     if (extend) extend(api, helperDeps);

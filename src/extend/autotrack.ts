@@ -14,11 +14,11 @@ import type { Elements, OfElement } from './types';
  */
 
 export interface AutotrackDeps {
-  /** Sends a track call; `_queued` says whether the message is in the queue already. */
-  _track(event: unknown, properties: unknown, options: CallOptions | undefined): { _queued: boolean; _done: Promise<unknown> };
-  _report(error: AnalyticsError): void;
+  /** Sends a track call; `queued` says whether the message is in the queue already. */
+  track(event: unknown, properties: unknown, options: CallOptions | undefined): { queued: boolean; done: Promise<unknown> };
+  report(error: AnalyticsError): void;
   /** How long a held navigation waits for its message, in ms. */
-  _timeout(): number;
+  timeout(): number;
 }
 
 // https://html.spec.whatwg.org/multipage/links.html#following-hyperlinks: `xlink:href` on SVG links
@@ -73,7 +73,8 @@ function holdAfterPage(e: Event, wait: Promise<unknown>, go: () => void, after: 
   setTimeout(() => removeEventListener(e.type, decide));
 }
 
-export function createAutotrack({ _track: track, _report: report, _timeout: timeout }: AutotrackDeps) {
+// (the deps and what it returns cross from the bundle to the sources chunk: names terser does not mangle, no `_`)
+export function createAutotrack({ track, report, timeout }: AutotrackDeps) {
   // The element's event name and properties (analytics.js lets both be functions of the element), then track.
   const send = (el: Element, event: OfElement<unknown>, properties: OfElement<unknown>, options?: CallOptions) => {
     try {
@@ -85,7 +86,7 @@ export function createAutotrack({ _track: track, _report: report, _timeout: time
     }
   };
   // The promise of a message that is not queued yet (a navigation waits for it); undefined once it is, or unsent.
-  const notQueued = (sent: ReturnType<typeof send>) => (sent && !sent._queued ? sent._done : undefined);
+  const notQueued = (sent: ReturnType<typeof send>) => (sent && !sent.queued ? sent.done : undefined);
   // Runs `then` once the message is queued, or after `timeout` ms.
   const after = (done: Promise<unknown>, then: () => void) => {
     let ran = false;

@@ -89,7 +89,8 @@ export type ErrorCode =
   | 'middleware_error'
   | 'plugin_error'
   | 'plan_violation'
-  | 'plan_unavailable';
+  | 'plan_unavailable'
+  | 'chunk_unavailable';
 
 /** An Error with a `code` from the table above; `messageIds` names the messages it concerns, if any. */
 export interface AnalyticsError extends Error {

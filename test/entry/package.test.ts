@@ -64,7 +64,7 @@ describe('package exports', () => {
 
   it('lists the files with side effects (the scripts), so that bundlers keep `import "svc-analytics/analytics.min.js"`', () => {
     // (and svc-analytics/service-worker, whose import adds the worker's `sync` listener)
-    expect(pkg.sideEffects).toEqual(['./dist/analytics.min.js', './dist/snippet.min.js', './dist/analytics.debug.min.js', './dist/analytics.extend.min.js', './dist/analytics.plan.min.js', './dist/service-worker.mjs', './dist/service-worker.cjs', './dist/service-worker.js']);
+    expect(pkg.sideEffects).toEqual(['./dist/analytics.min.js', './dist/snippet.min.js', './dist/analytics.debug.min.js', './dist/analytics.extend.min.js', './dist/analytics.sources.min.js', './dist/analytics.plan.min.js', './dist/service-worker.mjs', './dist/service-worker.cjs', './dist/service-worker.js']);
     for (const f of pkg.sideEffects) expect(() => readFileSync(f), f).not.toThrow();
     // ...and every one of them is an export of its own
     for (const f of pkg.sideEffects) expect(JSON.stringify(pkg.exports)).toContain(JSON.stringify(f));

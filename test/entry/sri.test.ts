@@ -14,6 +14,7 @@ describe('SRI of the bundle and its lazy chunk', () => {
       'analytics.min.js': sriOf('analytics.min.js'),
       'analytics.debug.min.js': sriOf('analytics.debug.min.js'),
       'analytics.extend.min.js': sriOf('analytics.extend.min.js'),
+      'analytics.sources.min.js': sriOf('analytics.sources.min.js'),
       'analytics.plan.min.js': sriOf('analytics.plan.min.js'),
     });
     expect(readFileSync('dist/analytics.debug.min.js.sri', 'utf8').trim()).toBe(sri['analytics.debug.min.js']);
@@ -26,6 +27,8 @@ describe('SRI of the bundle and its lazy chunk', () => {
     expect(js).toContain(`"analytics.debug.min.js","${sriOf('analytics.debug.min.js')}"`);
     expect(js).not.toContain('__EXTEND_SRI__');
     expect(js).toContain(`"analytics.extend.min.js","${sriOf('analytics.extend.min.js')}"`);
+    expect(js).not.toContain('__SOURCES_SRI__');
+    expect(js).toContain(`"analytics.sources.min.js","${sriOf('analytics.sources.min.js')}"`);
   });
   it("the tracking-plan chunk's hash is carried by the lazy chunk that loads it, not by the bundle (a page without a plan pays no byte)", () => {
     const debug = readFileSync('dist/analytics.debug.min.js', 'utf8');

@@ -4,9 +4,9 @@ import { createAutotrack } from '../../src/extend/autotrack';
 // A track call whose message is not queued at once (a middleware still has it): the navigation would be held.
 const held = () =>
   createAutotrack({
-    _track: () => ({ _queued: false, _done: new Promise(() => {}) }),
-    _report: () => {},
-    _timeout: () => 60_000,
+    track: () => ({ queued: false, done: new Promise(() => {}) }),
+    report: () => {},
+    timeout: () => 60_000,
   });
 
 const click = (el: Element) => {
@@ -44,7 +44,7 @@ describe('trackLink: the held navigation', () => {
     Object.assign(navigation, { disableChildPageNavigation: true, disableMainFrameNavigation: true });
     document.body.innerHTML = '<div id="card"><a id="first" href="/product/1">Product</a> <a id="ext" href="https://docs.example/spec" target="_blank">Spec</a> <a id="dl" href="/report.csv" download="q3.csv">CSV</a> <a id="second" href="/product/2">Other</a></div>';
     try {
-      const quick = createAutotrack({ _track: () => ({ _queued: false, _done: Promise.resolve() }), _report: () => {}, _timeout: () => 60_000 });
+      const quick = createAutotrack({ track: () => ({ queued: false, done: Promise.resolve() }), report: () => {}, timeout: () => 60_000 });
       quick.trackLink(document.getElementById('card'), 'Card Clicked');
       const second = document.getElementById('second')!;
       const held = [
@@ -66,7 +66,7 @@ describe('trackLink: the held navigation', () => {
     document.head.insertAdjacentHTML('beforeend', '<base target="_blank">');
     try {
       document.body.innerHTML = '<a id="l" href="/pricing">go</a>';
-      createAutotrack({ _track: () => ({ _queued: false, _done: new Promise(() => {}) }), _report: () => {}, _timeout: () => 60_000 }).trackLink(document.getElementById('l'), 'Go');
+      createAutotrack({ track: () => ({ queued: false, done: new Promise(() => {}) }), report: () => {}, timeout: () => 60_000 }).trackLink(document.getElementById('l'), 'Go');
       expect(click(document.getElementById('l')!).defaultPrevented).toBe(false);
     } finally {
       document.head.querySelector('base')!.remove();
@@ -105,7 +105,7 @@ describe('held clicks and submits that a handler stops on their way (found by re
       let queue!: () => void;
       const done = new Promise<void>((r) => (queue = r));
       document.body.innerHTML = '<div id="card"><a id="l" href="/pricing">go</a></div>';
-      createAutotrack({ _track: () => ({ _queued: false, _done: done }), _report: () => {}, _timeout: () => 60_000 }).trackLink(document.getElementById('l'), 'Go');
+      createAutotrack({ track: () => ({ queued: false, done: done }), report: () => {}, timeout: () => 60_000 }).trackLink(document.getElementById('l'), 'Go');
       document.getElementById('card')!.addEventListener('click', (e) => e.stopPropagation());
       expect(click(document.getElementById('l')!).defaultPrevented, 'held').toBe(true);
       expect(assign).not.toHaveBeenCalled();
@@ -122,7 +122,7 @@ describe('held clicks and submits that a handler stops on their way (found by re
     const assign = vi.spyOn(location, 'assign').mockImplementation(() => {});
     try {
       document.body.innerHTML = '<div id="nav"><a id="l" href="/pricing">go</a></div>';
-      createAutotrack({ _track: () => ({ _queued: false, _done: Promise.resolve() }), _report: () => {}, _timeout: () => 60_000 }).trackLink(document.getElementById('l'), 'Go');
+      createAutotrack({ track: () => ({ queued: false, done: Promise.resolve() }), report: () => {}, timeout: () => 60_000 }).trackLink(document.getElementById('l'), 'Go');
       document.getElementById('nav')!.addEventListener('click', (e) => (e.stopPropagation(), e.preventDefault()));
       click(document.getElementById('l')!);
       await new Promise((r) => setTimeout(r));
@@ -138,7 +138,7 @@ describe('held clicks and submits that a handler stops on their way (found by re
     const form = document.getElementById('f') as HTMLFormElement;
     let queue!: () => void;
     const done = new Promise<void>((r) => (queue = r));
-    createAutotrack({ _track: (event) => (tracked.push(event), { _queued: false, _done: done }), _report: () => {}, _timeout: () => 60_000 }).trackForm(form, 'Searched');
+    createAutotrack({ track: (event) => (tracked.push(event), { queued: false, done: done }), report: () => {}, timeout: () => 60_000 }).trackForm(form, 'Searched');
     // (the browser's own submission of the test DOM is not wanted: the prototype's submit does nothing here)
     const native = HTMLFormElement.prototype.submit;
     HTMLFormElement.prototype.submit = () => {};

@@ -1,0 +1,96 @@
+import type { Page, Route } from '@playwright/test';
+import { test, expect, open, quiet } from './fixtures';
+
+// CONTRACT section 1, core and edges: trackLink/trackForm (and their aliases trackClick/trackSubmit) come in a chunk
+// of their own (dist/analytics.sources.min.js), fetched on the first of those calls. The elements are bound once it is
+// here, in call order, and `ready()` waits for it; a chunk that cannot load is reported (`chunk_unavailable`), never
+// thrown, and what waits is bound once a later call fetches it again.
+
+const SOURCES = '**/dist/analytics.sources.min.js*';
+
+const openBasic = (page: Page, site: { page(p: string, q?: Record<string, string>): string }) => open(page, site.page('/basic.html', { opts: JSON.stringify({ flushInterval: 50 }) }));
+
+/** The URLs of the sources chunk the page fetches. */
+function sourcesFetches(page: Page): string[] {
+  const fetched: string[] = [];
+  page.on('request', (r) => void (r.url().includes('analytics.sources.min.js') && fetched.push(r.url())));
+  return fetched;
+}
+
+/** Adds two clickable elements without a link (a click on them navigates nowhere), `#a` and `#b`. */
+const addTargets = (page: Page) =>
+  page.evaluate(() => {
+    for (const id of ['a', 'b']) {
+      const el = document.createElement('button');
+      el.id = id;
+      el.textContent = id;
+      document.body.appendChild(el);
+    }
+  });
+
+test('trackLink and trackForm fetch the sources chunk once, ready() waits for it, and a click right after is tracked once', async ({ page, site, collector }) => {
+  const fetched = sourcesFetches(page);
+  await openBasic(page, site);
+  expect(fetched, 'a page that calls neither fetches nothing').toEqual([]);
+  await addTargets(page);
+  // The chunk is held until both calls were made: neither binds before it is here.
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  await page.route(SOURCES, async (route: Route) => {
+    await held;
+    await route.continue();
+  });
+  await page.evaluate(() => {
+    const a = (window as any).analytics;
+    a.trackLink(document.getElementById('a'), 'Clicked A', { which: 'a' });
+    a.trackClick(document.getElementById('b'), (el: Element) => 'Clicked ' + el.id.toUpperCase());
+    (window as any).__ready = false;
+    a.ready(() => ((window as any).__ready = true));
+  });
+  await expect.poll(() => fetched.length).toBe(1);
+  expect(await page.evaluate(() => (window as any).__ready), 'ready() waits for the chunk').toBe(false);
+  release();
+  await page.waitForFunction(() => (window as any).__ready === true);
+  await page.click('#a');
+  await page.click('#b');
+  const msgs = await collector.waitFor(2, { type: 'track' });
+  await quiet(collector, 500);
+  expect((await collector.messages({ type: 'track' })).map((m) => [m.event, m.properties])).toEqual([
+    ['Clicked A', { which: 'a' }],
+    ['Clicked B', {}],
+  ]);
+  expect(msgs).toHaveLength(2);
+  expect(fetched).toHaveLength(1);
+});
+
+test('a sources chunk that cannot load is reported, never thrown, and a later call fetches it again and binds what waited', async ({ page, site, collector }) => {
+  const fetched = sourcesFetches(page);
+  const pageErrors: string[] = [];
+  page.on('pageerror', (e) => pageErrors.push(String(e)));
+  let failures = 1;
+  await page.route(SOURCES, (route: Route) => (failures-- > 0 ? route.fulfill({ status: 404, body: '' }) : route.continue()));
+  await openBasic(page, site);
+  await addTargets(page);
+  const first = await page.evaluate(async () => {
+    const a = (window as any).analytics;
+    const errors: string[] = ((window as any).__errors = []);
+    a.on('error', (e: any) => errors.push(e.code));
+    const returned = a.trackLink(document.getElementById('a'), 'Clicked A') === a;
+    await a.ready();
+    return { returned, errors: errors.slice() };
+  });
+  expect(first).toEqual({ returned: true, errors: ['chunk_unavailable'] });
+  // The next call fetches the chunk again: both elements are bound, in call order.
+  await page.evaluate(async () => {
+    const a = (window as any).analytics;
+    a.trackLink(document.getElementById('b'), 'Clicked B');
+    await a.ready();
+  });
+  await page.click('#a');
+  await page.click('#b');
+  await collector.waitFor(2, { type: 'track' });
+  await quiet(collector, 500);
+  expect((await collector.messages({ type: 'track' })).map((m) => m.event)).toEqual(['Clicked A', 'Clicked B']);
+  expect(fetched).toHaveLength(2);
+  expect(pageErrors).toEqual([]);
+});
