@@ -94,3 +94,18 @@ test('a sources chunk that cannot load is reported, never thrown, and a later ca
   expect(fetched).toHaveLength(2);
   expect(pageErrors).toEqual([]);
 });
+
+test('a sources chunk the network never answers holds ready() for 3 s at most', async ({ page, site }) => {
+  await page.route(SOURCES, () => {}); // never answered
+  await openBasic(page, site);
+  await addTargets(page);
+  const waited = await page.evaluate(async () => {
+    const a = (window as any).analytics;
+    a.trackLink(document.getElementById('a'), 'Clicked A');
+    const t0 = performance.now();
+    await a.ready();
+    return performance.now() - t0;
+  });
+  expect(waited).toBeGreaterThanOrEqual(2900);
+  expect(waited).toBeLessThan(6000);
+});

@@ -160,7 +160,7 @@ export function createAnalytics(stages: {
   }
 
   // Once the stored queue was read (at once while nothing may be stored) and the trackLink/trackForm calls so far bound.
-  const ready = (instance: Instance) => Promise.all([instance.delivery()?._ready, autotrack._settled()]).then(() => {});
+  const ready = (instance: Instance) => Promise.all([instance.delivery()?._ready, autotrack._settled(3000)]).then(() => {});
 
   const group = (() => {
     const handle: Group = {

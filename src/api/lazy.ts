@@ -2,7 +2,7 @@
  * An edge that comes on first use (CONTRACT section 1, core and edges): `use` runs each function with what `load`
  * gives, at once when it is here (or when `load` gives it at once, as the npm entries do), else once it is, in call
  * order. A load that fails is told to `report`, what waits keeps waiting, and the next use loads again; so is what
- * a function throws (never into the page). `_settled` resolves once the load under way is over, either way.
+ * a function throws (never into the page). `_settled(ms)` resolves once the load under way is over, either way, or `ms` passed.
  */
 export function lazy<T extends object>(load: () => T | Promise<T>, report: (e: unknown) => void) {
   let got: T | undefined;
@@ -33,6 +33,8 @@ export function lazy<T extends object>(load: () => T | Promise<T>, report: (e: u
       report(e);
     }
   };
-  // (`_settled`: once what was asked for so far came, or failed: `ready` waits for it)
-  return Object.assign(use, { _settled: () => loading || Promise.resolve() });
+  // (`_settled`: once what was asked for so far came, or failed, or `ms` passed: `ready` waits for it, and a request
+  // the network never answers must not hold `ready` for good)
+  const settled = (ms: number) => loading && Promise.race([loading, new Promise<void>((r) => setTimeout(r, ms))]);
+  return Object.assign(use, { _settled: settled });
 }
