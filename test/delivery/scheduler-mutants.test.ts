@@ -301,4 +301,22 @@ describe('scheduler: answers and exits', () => {
     await flushed;
     expect(note()).toBeNull();
   });
+
+  it('a backoff is over at its end: an exit at that very moment hands the waiting messages to the browser', async () => {
+    const beacon = vi.spyOn(navigator, 'sendBeacon').mockReturnValue(true);
+    const t0 = Date.now();
+    vi.stubGlobal('fetch', vi.fn(async () => reply(503, '1'))); // back off until t0 + 1,000 ms
+    const { scheduler, queue } = setup();
+    const r = record();
+    queue.records.push(r);
+    await scheduler._flush();
+    vi.setSystemTime(t0 + 999);
+    scheduler._exit('discarded');
+    expect(beacon).not.toHaveBeenCalled();
+    scheduler._shown();
+    vi.setSystemTime(t0 + 1000);
+    scheduler._exit('discarded');
+    expect(beacon).toHaveBeenCalledTimes(1);
+    expect(batchIds(String(beacon.mock.calls[0][1]))).toEqual([r.id]);
+  });
 });

@@ -147,6 +147,8 @@ describe('startDelivery: reports', () => {
       throw new DOMException('The disk is full', 'QuotaExceededError');
     });
     await d._queue._add(rec('m1', 'A', f.now()));
+    // (told at the first failure)
+    expect(report).toHaveBeenCalledTimes(1);
     await d._queue._add(rec('m2', 'A', f.now()));
     const errors = report.mock.calls.map(([e]) => e);
     expect(errors.map((e) => e.code)).toEqual(['storage_unavailable']);

@@ -180,3 +180,41 @@ describe('tabs: without Web Locks', () => {
     expect(isOrphan(of(LEASE_MS + 1))).toBe(true);
   });
 });
+
+describe('tabs: watching the other tabs', () => {
+  it('a tab that left while it looked for the others (its lock manager slow to answer) still watches them once it enters again', async () => {
+    const { manager, hold } = fakeLocks();
+    useLocks(manager);
+    const releaseB = await hold(TAB('B'));
+    // the lock manager answers a query only when told
+    const query = manager.query.getMockImplementation()!;
+    const answers: (() => void)[] = [];
+    manager.query.mockImplementation(() => new Promise((r) => answers.push(() => r(query()))));
+    const gone = vi.fn();
+    const a = tabs('A', gone);
+    a._enter();
+    await vi.waitFor(() => expect(answers).toHaveLength(1));
+    a._leave(); // into the back/forward cache before the answer
+    answers[0]();
+    await new Promise((r) => setTimeout(r, 10));
+    a._enter(); // restored
+    await vi.waitFor(() => expect(answers).toHaveLength(2));
+    answers[1]();
+    await vi.waitFor(() => expect(manager.request.mock.calls.filter((c) => c[0] == TAB('B'))).toHaveLength(2)); // B's hold, A's watch
+    releaseB();
+    await vi.waitFor(() => expect(gone).toHaveBeenCalledTimes(1));
+  });
+
+  it('another tab adopting (holding the adopt lock) as this one enters is no tab gone', async () => {
+    const { manager, hold } = fakeLocks();
+    useLocks(manager);
+    const releaseAdopt = await hold(ADOPT);
+    const gone = vi.fn();
+    tabs('A', gone)._enter();
+    await vi.waitFor(() => expect(manager.query).toHaveBeenCalledTimes(1));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(manager.request.mock.calls.map((c) => c[0]).filter((n) => n != ADOPT && n != TAB('A'))).toEqual([]);
+    expect(gone).not.toHaveBeenCalled();
+    releaseAdopt();
+  });
+});
