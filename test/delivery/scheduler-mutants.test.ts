@@ -266,7 +266,7 @@ describe('scheduler: answers and exits', () => {
     const f = slowFetch();
     const { scheduler, queue } = setup();
     let deleted!: () => void;
-    queue._remove.mockImplementation((ids: string[]) => new Promise<boolean>((r) => (deleted = () => (queue.records.splice(0), r(true)))));
+    queue._remove.mockImplementation((_ids: string[]) => new Promise<boolean>((r) => (deleted = () => (queue.records.splice(0), r(true)))));
     const rec = record();
     queue.records.push(rec);
     const flushed = scheduler._flush();

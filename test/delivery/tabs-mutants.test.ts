@@ -62,16 +62,6 @@ function fakeLocks() {
   return { manager, held, waiting, hold };
 }
 
-// A LockManager that exists but refuses, as where storage is blocked (sandboxed frames, "block all cookies").
-function refusingLocks(how: 'reject' | 'throw') {
-  const error = () => new DOMException('The request was denied.', 'SecurityError');
-  const fail = () => {
-    if (how == 'throw') throw error();
-    return Promise.reject(error());
-  };
-  return { request: vi.fn(fail), query: vi.fn(fail) };
-}
-
 function useLocks(manager: unknown) {
   Object.defineProperty(navigator, 'locks', { configurable: true, get: () => manager });
 }
