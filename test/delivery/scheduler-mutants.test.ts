@@ -319,4 +319,28 @@ describe('scheduler: answers and exits', () => {
     expect(beacon).toHaveBeenCalledTimes(1);
     expect(batchIds(String(beacon.mock.calls[0][1]))).toEqual([r.id]);
   });
+
+  it('a flush whose next batch an exit handed to the browser meanwhile still sends the batch after it at once', async () => {
+    // (beacons over the browser's 64 KiB are refused)
+    const beacon = vi.spyOn(navigator, 'sendBeacon').mockImplementation((_u, body) => String(body).length < 65536);
+    const f = slowFetch();
+    const { scheduler, queue } = setup({ flushInterval: 60000 });
+    // three requests under the 500 KB limit: [big], [small], [big]
+    const [big1, small, big2] = [record(480000), record(40000), record(470000)];
+    queue.records.push(big1, small, big2);
+    const flushed = scheduler._flush();
+    await advance(0);
+    expect(f.sent(0)).toEqual([big1.id]);
+    // hidden with the first in flight: the small one leaves by beacon, the big one is refused and stays queued
+    scheduler._exit('hidden');
+    expect(beacon).toHaveBeenCalledTimes(2);
+    expect(queue.records.map((r) => r.id)).toEqual([big1.id, big2.id]);
+    scheduler._shown();
+    f.answer(0);
+    await advance(0);
+    expect(f.fetch).toHaveBeenCalledTimes(2);
+    expect(f.sent(1)).toEqual([big2.id]);
+    f.answer(1);
+    await flushed;
+  });
 });
