@@ -343,4 +343,25 @@ describe('scheduler: answers and exits', () => {
     f.answer(1);
     await flushed;
   });
+
+  it('records adopted from another tab, older than the request in flight, are sent once it is answered, and telling the scheduler of them never throws', async () => {
+    const f = slowFetch();
+    const { scheduler, queue } = setup({ flushInterval: 1000 });
+    const adopted = record(); // queued earlier in a tab that is gone: its id sorts first
+    adopted.owner = 'gone-tab';
+    await advance(5000);
+    const mine = record();
+    queue.records.push(mine);
+    scheduler._notify();
+    await advance(0);
+    expect(f.sent(0)).toEqual([mine.id]);
+    // adopted meanwhile (start.ts: `adopt().then(scheduler._notify)`), put back in id order
+    queue.records.unshift(adopted);
+    expect(() => scheduler._notify()).not.toThrow();
+    f.answer(0);
+    await advance(0);
+    expect(f.fetch).toHaveBeenCalledTimes(2);
+    expect(f.sent(1)).toEqual([adopted.id]);
+    f.answer(1);
+  });
 });
