@@ -39,6 +39,10 @@ describe('browserPlatform', () => {
     expect(browserPlatform()._locks).toBe(locks);
   });
 
+  it("takes the page's localStorage for the exit note", () => {
+    expect(browserPlatform()._storage).toBe(localStorage);
+  });
+
   it('clears a timer it set', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const p = browserPlatform();
