@@ -1,0 +1,27 @@
+// The exit note's reading and clearing (found missing by mutation testing, `npm run mutate`).
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { clearNote, note, noted } from '../../src/delivery/exit-note';
+
+beforeEach(() => localStorage.clear());
+afterEach(() => localStorage.clear());
+
+describe('exit note', () => {
+  it('an unreadable note (damaged, or written by something else) counts as none, and a new note replaces it', () => {
+    localStorage.setItem('svc_sent', '{not json');
+    expect(noted()).toEqual([]);
+    expect(note(['m1'])).toBe(true);
+    expect(JSON.parse(localStorage.getItem('svc_sent')!)).toEqual(['m1']);
+  });
+
+  it('a note that is no list counts as none', () => {
+    localStorage.setItem('svc_sent', '{"m1":true}');
+    expect(noted()).toEqual([]);
+  });
+
+  it('clearNote removes the note (what was stored is erased)', () => {
+    note(['m1', 'm2']);
+    clearNote();
+    expect(localStorage.getItem('svc_sent')).toBeNull();
+    expect(noted()).toEqual([]);
+  });
+});
