@@ -1,17 +1,11 @@
 // More of the scheduler's contract (when it sends, what it tells, what an exit notes), found missing by mutation
 // testing (StrykerJS, `npm run mutate`). The setup is that of scheduler.test.ts.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { browserPlatform } from '../../src/delivery/platform';
-import { createScheduler, type SchedulerDeps } from '../../src/delivery/scheduler';
-import { createHandoff } from '../../src/delivery/handoff';
-import type { Queue, QueueRecord } from '../../src/delivery/queue';
-import { LEASE_MS, type Tabs } from '../../src/delivery/tabs';
-import { createTransport, type Transport } from '../../src/delivery/transport';
-import type { AnalyticsError, Message } from '../../src/message/types';
-import { fakeQueue, record } from '../fake-queue';
+import { LEASE_MS } from '../../src/delivery/tabs';
+import type { Message } from '../../src/message/types';
+import { record } from '../fake-queue';
+import { setup } from './scheduler-setup';
 
-const URL_ = 'https://api.test/v1/batch';
-const KEY = 'wk_test_1234567890';
 
 const note = () => JSON.parse(localStorage.getItem('svc_sent') || 'null') as string[] | null;
 const batchIds = (text: string) => (JSON.parse(text).batch as Message[]).map((m) => m.messageId);
@@ -29,35 +23,6 @@ function slowFetch() {
   };
 }
 
-function setup(over: Partial<Omit<SchedulerDeps, '_handoff'>> & { leased?: boolean } = {}) {
-  const queue = Object.assign(fakeQueue(), { _reconcile: vi.fn(async () => {}) });
-  const tabs = { id: 'me', _alive: () => () => true, _leased: () => !!over.leased } as unknown as Tabs;
-  const report = vi.fn<(e: AnalyticsError) => void>();
-  const emit = vi.fn();
-  const transport: Transport = over._transport || createTransport();
-  const deps = {
-    _queue: queue as unknown as Queue,
-    _tabs: tabs,
-    _transport: transport,
-    _platform: browserPlatform(),
-    url: URL_,
-    writeKey: KEY,
-    flushAt: 20,
-    flushInterval: 1000,
-    report,
-    emit,
-    ...over,
-  };
-  const scheduler = createScheduler({ ...deps, _handoff: createHandoff(deps) });
-  const add = (...rs: QueueRecord[]) => {
-    for (const r of rs) {
-      queue.records.push(r);
-      scheduler._notify();
-    }
-    return rs;
-  };
-  return { queue, scheduler, report, emit, add, transport };
-}
 
 const drain = async () => {
   for (let i = 0; i < 5; i++) await new Promise<void>((r) => setImmediate(r));

@@ -1,18 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { browserPlatform } from '../../src/delivery/platform';
 import { IDBFactory } from 'fake-indexeddb';
 import { createStore, values } from 'idb-keyval';
-import { createScheduler, type SchedulerDeps } from '../../src/delivery/scheduler';
-import { createHandoff } from '../../src/delivery/handoff';
-import { createQueue, DEFAULT_BOUNDS, type Queue, type QueueRecord } from '../../src/delivery/queue';
+import type { SchedulerDeps } from '../../src/delivery/scheduler';
+import { createQueue, DEFAULT_BOUNDS, type QueueRecord } from '../../src/delivery/queue';
 import type { Tabs } from '../../src/delivery/tabs';
-import { createTransport, type Transport } from '../../src/delivery/transport';
-import type { AnalyticsError, Message } from '../../src/message/types';
+import type { Message } from '../../src/message/types';
 import { byteLength } from '../../src/message/validate';
-import { fakeQueue, record } from '../fake-queue';
+import { record } from '../fake-queue';
+import { setup, URL_, KEY } from './scheduler-setup';
 
-const URL_ = 'https://api.test/v1/batch';
-const KEY = 'wk_test_1234567890';
 
 interface Reply {
   status: number;
@@ -36,35 +32,6 @@ const bodies = (f: ReturnType<typeof mockFetch>) => f.mock.calls.map((c) => Stri
 const batchIds = (text: string) => (JSON.parse(text).batch as Message[]).map((m) => m.messageId);
 
 // Stub fetch (and sendBeacon) first: the transport takes them when it is created, here.
-function setup(over: Partial<Omit<SchedulerDeps, '_handoff'>> = {}) {
-  const queue = fakeQueue();
-  const tabs = { id: 'me', _alive: () => () => true, _leased: () => false } as unknown as Tabs;
-  const report = vi.fn<(e: AnalyticsError) => void>();
-  const emit = vi.fn();
-  const transport: Transport = over._transport || createTransport();
-  const deps = {
-    _queue: queue as unknown as Queue,
-    _tabs: tabs,
-    _transport: transport,
-    _platform: browserPlatform(),
-    url: URL_,
-    writeKey: KEY,
-    flushAt: 20,
-    flushInterval: 1000,
-    report,
-    emit,
-    ...over,
-  };
-  const scheduler = createScheduler({ ...deps, _handoff: createHandoff(deps) });
-  const add = (...rs: QueueRecord[]) => {
-    for (const r of rs) {
-      queue.records.push(r);
-      scheduler._notify();
-    }
-    return rs;
-  };
-  return { queue, scheduler, report, emit, add, transport };
-}
 
 function stubBeacon(beacon: (...a: any[]) => boolean, online = true) {
   vi.spyOn(navigator, 'sendBeacon').mockImplementation(beacon as any);
