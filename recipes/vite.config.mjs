@@ -127,7 +127,7 @@ const proxy = {
   // the bundle under a name that filter lists do not block (they block "/analytics.min." on every site), and its
   // neighbours, which the bundle loads from next to itself: the tools chunk (analytics.debug(true), linkDomains,
   // serverCookies), the tracking-plan checker (`plan`) and the middleware chunk (addSourceMiddleware, register)
-  '^/s/(a|analytics\\.(debug|plan|extend)\\.min)\\.js(\\?|$)': {
+  '^/s/(a|analytics\\.(debug|plan|extend|sources)\\.min)\\.js(\\?|$)': {
     target: CDN_DIR,
     changeOrigin: true,
     bypass: (request, response) => {
