@@ -166,7 +166,7 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
       // (runs after `finish`: the next message's turn comes once this one is queued)
       const done = () => void transforming--;
       inOrder = turn.then(done, done);
-      return [handled(turn.then((c) => (kept ? waited(instance.owner, message, () => finish(c, true)) : finish(c, true)))), true];
+      return [handled(turn.then((c) => (kept ? waited(instance.owner, message, () => finish(c, true), true) : finish(c, true)))), true];
     };
     // With middleware or plugins, at once (one that answers at once queues the message before the call returns). Without,
     // once the page's current script is done (a microtask: the page's code goes on sooner, and the message is queued
@@ -252,13 +252,16 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
 export type Calls = ReturnType<typeof createCalls>;
 
 // A message that waited for middleware or plugins, kept meanwhile (waiting.ts): queued by `queue`, and its wait ended
-// once it is stored, unless another page took it while this one was gone (then it goes out from there).
-function waited(owner: string, message: Message, queue: () => Promise<CallResult>): Promise<CallResult> {
+// once it is stored, unless another page took it while this one was gone (then it goes out from there). `queued`:
+// `queue` puts it in the queue's memory before it returns, where this page's exit hands it over, so the wait ends
+// then (ended once stored, a page that went away meanwhile left it to the next page too, which sent it again:
+// e2e/chunk-wait.spec.ts, 3 of 8 runs).
+function waited(owner: string, message: Message, queue: () => Promise<CallResult>, queued?: boolean): Promise<CallResult> {
   const id = message.messageId;
   if (!stillWaiting(id, owner)) return Promise.resolve({ event: copyJSON(message) });
   const result = queue();
   const end = () => endWaiting(id, owner);
-  result.then(end, end);
+  queued ? end() : result.then(end, end);
   return result;
 }
 
