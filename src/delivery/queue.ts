@@ -6,7 +6,7 @@ import { analyticsError } from '../message/errors';
 
 import type { QueueBounds, QueueRecord } from './records';
 import { overBounds } from './records';
-import { leaseOver } from './tabs';
+import { leaseOver } from './records';
 
 export type { QueueBounds, QueueRecord } from './records';
 export { DEFAULT_BOUNDS, overBounds } from './records';

@@ -40,3 +40,8 @@ export const DEFAULT_BOUNDS: QueueBounds = { maxCount: 10000, maxBytes: 5000000,
 
 /** Whether one more message would pass the bounds, with `count` messages held and `bytes` with it; pure. */
 export const overBounds = (b: QueueBounds, count: number, bytes: number) => count >= b.maxCount || bytes > b.maxBytes;
+
+/** How long a tab's records are its own without Web Locks (tabs.ts). */
+export const LEASE_MS = 60000;
+/** Without Web Locks: whether another tab may take this record now (a lease since it was queued, or last adopted). */
+export const leaseOver = (r: QueueRecord, now: number) => now - (r.claimedAt || r.queuedAt) > LEASE_MS;

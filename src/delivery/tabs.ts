@@ -1,11 +1,10 @@
-import type { QueueRecord } from './queue';
+import type { QueueRecord } from './records';
 import { browserPlatform, type Platform } from './platform';
 
 const PREFIX = 'svc-analytics:';
-/** Without Web Locks, another tab's record is taken over after this long (a live tab sends well within it). */
-export const LEASE_MS = 60000;
-/** Without Web Locks: whether another tab may take this record now (a lease since it was queued, or last adopted). */
-export const leaseOver = (r: QueueRecord, now: number) => now - (r.claimedAt || r.queuedAt) > LEASE_MS;
+// (LEASE_MS: without Web Locks, another tab's record is taken over after this long; a live tab sends well within it)
+export { LEASE_MS, leaseOver } from './records';
+import { leaseOver } from './records';
 /**
  * A gone tab's records are taken over this long after they were first seen orphaned, so that its page-exit note,
  * which can reach other pages late (Firefox, measured with scripts/exit-closes.mjs), is read first.
