@@ -8,7 +8,7 @@ import { dts } from 'rollup-plugin-dts';
 const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8'));
 /** Where the snippet loads the bundle from by default. */
 const CDN_URL = 'https://cdn.svc.example/analytics.js/v1/analytics.min.js';
-/** The localStorage key where the stub keeps the calls it records (src/snippet.ts, src/buffer.ts). */
+/** The localStorage key where the stub keeps the calls it records (src/stub/snippet.ts, src/stub/buffer.ts). */
 const BUFFER_KEY = 'svc_buffer';
 
 // Build-time constants, replaced in the source text.
@@ -88,7 +88,7 @@ const min = (extra = {}) =>
 
 export default [
   {
-    input: 'src/entry/snippet.ts',
+    input: 'src/stub/snippet.ts',
     output: { file: 'dist/snippet.min.js', format: 'es' },
     // (no line end after it: a site pastes it inside its own <script>; every byte of its 1,000 counts)
     plugins: [constants(), ts(), min({ toplevel: true }), { name: 'trim', generateBundle: (_, bundle) => Object.values(bundle).forEach((f) => f.code && (f.code = f.code.trimEnd())) }],

@@ -2,7 +2,7 @@ import type { Page, Route } from '@playwright/test';
 import { test, expect, open, quiet, expectExactlyOnce } from './fixtures';
 
 // CONTRACT section 1, core and edges: "what waits [for a chunk] is kept where a later page of the site finds it (as
-// the stub keeps its calls), so a page that ends first loses nothing" (src/api/waiting.ts). Messages made after a
+// the stub keeps its calls), so a page that ends first loses nothing" (src/extend/waiting.ts). Messages made after a
 // source middleware was added wait for the middleware chunk; the page ends before it comes; a later page of the site
 // sends them, once, with their own ids and times.
 

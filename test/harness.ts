@@ -3,7 +3,7 @@ import 'fake-indexeddb/auto';
 import { IDBFactory } from 'fake-indexeddb';
 import { afterEach, beforeEach, vi } from 'vitest';
 import { createAnalytics } from '../src/api/analytics';
-import { createAutotrack } from '../src/extend/autotrack';
+import { createAutotrack } from '../src/sources/autotrack';
 import { createTransforms, type TransformsFactory } from '../src/extend/transforms';
 import { pluginRunner } from '../src/extend/plugins';
 

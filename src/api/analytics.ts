@@ -12,9 +12,9 @@ import { categoriesOf, UNLISTED } from '../privacy/consent';
 import { clearStored, overBounds } from '../delivery/queue';
 import { startDelivery, type Delivery } from '../delivery/start';
 import { clearNote } from '../delivery/exit-note';
-import { trackPageViews } from '../extend/pageviews';
+import { trackPageViews } from '../sources/pageviews';
 import { DEFAULT_MIDDLEWARE_TIMEOUT, type TransformSettings, type TransformsFactory } from '../extend/transforms';
-import type { AutotrackDeps, createAutotrack } from '../extend/autotrack';
+import type { AutotrackDeps, createAutotrack } from '../sources/autotrack';
 import { lazy } from './lazy';
 import { createDebugMode } from '../debug/debug-mode';
 import { batchUrl, ownOptions, resolve } from './config';
@@ -23,16 +23,16 @@ import { once } from './emitter';
 import { createPageGuard } from './guard';
 import { createContextCache } from './page-context';
 import { createCalls, type Instance } from './calls';
-import { clearBuffer } from './buffer';
-import { clearWaiting } from './waiting';
-import { createReplay, type Recorded } from './replay';
+import { clearBuffer } from '../stub/buffer';
+import { clearWaiting } from '../extend/waiting';
+import { createReplay, type Recorded } from '../stub/replay';
 import type { PlanCheck } from '../plan/browser-check';
 import { noBrowser } from '../offline/scope';
 
 /**
  * Creates an instance: usable at once (calls before `load` wait for it). This file only wires the stages: the guard
  * at the page boundary (guard.ts), the call pipeline (calls.ts: message, middleware and plugins, the gate's store),
- * the consent and opt-out gate (privacy/gate.ts), delivery (delivery/start.ts) and the stub's replay (replay.ts).
+ * the consent and opt-out gate (privacy/gate.ts), delivery (delivery/start.ts) and the stub's replay (stub/replay.ts).
  * `load` takes, besides the public arguments, the calls recorded before it (they run before automatic page views
  * start); `replay` runs a recorded call with its page and time. The entry gives the stages that are not in every
  * build: the debug tools' loader, the middleware and plugin stage (eager in the npm entries, the middleware chunk

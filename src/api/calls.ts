@@ -15,7 +15,7 @@ import { copyJSON } from '../message/validate';
 import { uuid } from '../identity/identity';
 import { isFunction } from '../message/boundary';
 import { noBrowser } from '../offline/scope';
-import { adoptWaiting, endWaiting, keepWaiting, stillWaiting } from './waiting';
+import { adoptWaiting, endWaiting, keepWaiting, stillWaiting } from '../extend/waiting';
 
 /** The parts of an instance that exist once `load` ran: what a call is made of and where it goes. */
 export interface Instance {

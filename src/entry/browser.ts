@@ -1,11 +1,11 @@
 // The IIFE bundle (dist/analytics.min.js): takes over the snippet's stub, or stands alone.
 import { createAnalytics } from '../api/analytics';
 import { addHelpers } from '../helpers/add-helpers';
-import { bindingOf, takeOverBuffer, type BufferedCall } from '../api/buffer';
+import { bindingOf, takeOverBuffer, type BufferedCall } from '../stub/buffer';
 import type { DebugTools } from '../debug/debug';
 import { createEdgeTransforms, type ExtendChunk } from '../extend/edge';
 import type { LinkTools } from '../identity/link';
-import type { createAutotrack } from '../extend/autotrack';
+import type { createAutotrack } from '../sources/autotrack';
 import type { PlanCheck } from '../plan/browser-check';
 import type { AnalyticsError } from '../message/types';
 import { scriptUrl } from './trusted-types';

@@ -1,4 +1,4 @@
-import { createAutotrack } from '../extend/autotrack';
+import { createAutotrack } from '../sources/autotrack';
 import type { BrowserSettings, LoadOptions } from '../message/types';
 import type { CoreAnalytics, HelperDeps } from '../api/types';
 import { createAnalytics } from '../api/analytics';

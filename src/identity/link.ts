@@ -5,7 +5,7 @@ import { unlink } from '../message/context';
 
 /**
  * The cross-domain link (`linkDomains`, CONTRACT section 3): a link or form from this page to one of the site's other
- * domains carries the anonymous id in the `svc_link` URL parameter (src/identity/decorate.ts); a page there adopts it
+ * domains carries the anonymous id in the `svc_link` URL parameter (src/sources/decorate.ts); a page there adopts it
  * (here, in the bundle: before the first message is built, without waiting for anything). The parameter is
  * `{time}.{hash}.{id}`: the time (ms, base 36) makes it valid for 2 minutes, and the hash of the browser's user agent
  * and language (with the time and id) for this browser only, as analytics linkers do (Google's `_gl`). It is no

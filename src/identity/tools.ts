@@ -1,5 +1,5 @@
 import type { LinkTools } from './link';
-import { decorateLinks } from './decorate';
+import { decorateLinks } from '../sources/decorate';
 import { syncCookies } from './server-cookies';
 
 /** The link and server-cookie tools that are not in the CDN bundle (its lazy chunk; a chunk of the npm entries too). */

@@ -3,7 +3,7 @@
 // does not send them again under new message ids (a store that commits only later, or never, must not decide it).
 import { QUIET, net } from '../harness';
 import { expect, it, vi } from 'vitest';
-import { bindingOf, planBuffer, readBuffer } from '../../src/api/buffer';
+import { bindingOf, planBuffer, readBuffer } from '../../src/stub/buffer';
 
 const w = window as any;
 
@@ -11,7 +11,7 @@ it("the next page of the site takes none of the calls of a page left during star
   delete w.analytics;
   vi.resetModules();
   vi.spyOn(document.head, 'append').mockImplementation(() => {});
-  await import('../../src/entry/snippet');
+  await import('../../src/stub/snippet');
   const stub = w.analytics;
   stub.load('wk_test', { ...QUIET });
   stub.page();

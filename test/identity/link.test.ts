@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { adoptLink, cameFrom, linkedId, LINK_TTL, sign, startLink } from '../../src/identity/link';
-import { linkValue } from '../../src/identity/decorate';
+import { linkValue } from '../../src/sources/decorate';
 import { createIdentity } from '../../src/identity/identity';
 
 const ANON = '1b4e28ba-2fa1-41d2-883f-0016d3cca427';

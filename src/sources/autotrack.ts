@@ -1,6 +1,6 @@
 import type { AnalyticsError, CallOptions } from '../message/types';
 import { analyticsError, describe } from '../message/errors';
-import type { Elements, OfElement } from './types';
+import type { Elements, OfElement } from '../extend/types';
 
 /**
  * `trackLink` / `trackForm` (and their analytics.js aliases `trackClick` / `trackSubmit`), CONTRACT section 2.

@@ -1,6 +1,6 @@
 import type { CallResult, MessageType } from '../message/types';
-import type { CallSite, CoreAnalytics, RecordedPage } from './types';
-import { EVENT_ARGS } from './calls';
+import type { CallSite, CoreAnalytics, RecordedPage } from '../api/types';
+import { EVENT_ARGS } from '../api/calls';
 
 const hasOwn = (o: object, key: string) => Object.prototype.hasOwnProperty.call(o, key);
 const own = (o: object, key: string): unknown => (hasOwn(o, key) ? (o as Record<string, unknown>)[key] : undefined);

@@ -1,7 +1,7 @@
-import type { RecordedPage } from './types';
+import type { RecordedPage } from '../api/types';
 import { stringify } from '../message/validate';
-import { batchUrl, ownOptions } from './config';
-import { readPage } from './page-context';
+import { batchUrl, ownOptions } from '../api/config';
+import { readPage } from '../api/page-context';
 import type { LoadOptions } from '../message/types';
 
 declare const __BUFFER_KEY__: string;

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { takeOverBuffer, type BufferedCall } from '../../src/api/buffer';
+import { takeOverBuffer, type BufferedCall } from '../../src/stub/buffer';
 
 // vitest.config.mjs defines __BUFFER_KEY__ for src/ as this.
 const KEY = 'svc_buffer';
@@ -8,11 +8,11 @@ const stored = () => JSON.parse(localStorage.getItem(KEY) || '[]') as BufferedCa
 /** Lets the microtasks queued so far run (those of the task that ends: the stub's write). */
 const endOfTask = () => new Promise<void>((r) => setTimeout(r, 0));
 
-/** Runs the stub (src/entry/snippet.ts) afresh on this window; returns the `analytics` array it defines. */
+/** Runs the stub (src/stub/snippet.ts) afresh on this window; returns the `analytics` array it defines. */
 async function stub() {
   delete w.analytics;
   vi.resetModules();
-  await import('../../src/entry/snippet');
+  await import('../../src/stub/snippet');
   // importing ended a task's worth of microtasks already; calls below start a new "task" of the test
   return w.analytics;
 }
@@ -45,7 +45,7 @@ afterEach(() => {
   delete w.analytics;
 });
 
-describe('the stub (src/entry/snippet.ts)', () => {
+describe('the stub (src/stub/snippet.ts)', () => {
   it('writes the calls of a task to the buffer in one read and one write, at the end of the task', async () => {
     const a = await stub();
     const count = countStorage();
@@ -155,7 +155,7 @@ describe('the stub (src/entry/snippet.ts)', () => {
 async function stubOver(value: unknown) {
   w.analytics = value;
   vi.resetModules();
-  await import('../../src/entry/snippet');
+  await import('../../src/stub/snippet');
   return w.analytics;
 }
 

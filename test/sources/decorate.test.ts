@@ -1,5 +1,5 @@
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { decorateLinks, linked, linkValue } from '../../src/identity/decorate';
+import { decorateLinks, linked, linkValue } from '../../src/sources/decorate';
 import { linkedId } from '../../src/identity/link';
 
 const ANON = '1b4e28ba-2fa1-41d2-883f-0016d3cca427';

@@ -1,8 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
-import { createReplay } from '../../src/api/replay';
+import { createReplay } from '../../src/stub/replay';
 import type { CoreAnalytics, RecordedPage } from '../../src/api/types';
 
-// The stub's replay on its own (src/api/replay.ts): a recorded call runs with its page and time; the calls still to
+// The stub's replay on its own (src/stub/replay.ts): a recorded call runs with its page and time; the calls still to
 // take from storage wait for a load and for storing to be allowed.
 const PAGE: RecordedPage = ['https://shop.example/', 'Shop', ''];
 

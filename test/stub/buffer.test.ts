@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { BUFFER_GRACE_MS, BUFFER_MAX_AGE_MS, bindingOf, DONE_KEPT_MS, planBuffer, readBuffer, takeOverBuffer, type BufferedCall } from '../../src/api/buffer';
+import { BUFFER_GRACE_MS, BUFFER_MAX_AGE_MS, bindingOf, DONE_KEPT_MS, planBuffer, readBuffer, takeOverBuffer, type BufferedCall } from '../../src/stub/buffer';
 
 // vitest.config.mjs defines __BUFFER_KEY__ for src/ as this.
 const KEY = 'svc_buffer';

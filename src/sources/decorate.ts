@@ -1,7 +1,7 @@
 import type { AnalyticsError } from '../message/types';
 import { analyticsError } from '../message/errors';
 import { unlink } from '../message/context';
-import { LINKABLE, sign } from './link';
+import { LINKABLE, sign } from '../identity/link';
 
 /** The link parameter's value for `id` at `now` (src/identity/link.ts reads it). */
 export const linkValue = (id: string, now: number): string => {

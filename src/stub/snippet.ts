@@ -35,7 +35,7 @@ declare const __BUFFER_KEY__: string;
   rec =
     (m: string) =>
     (...args: unknown[]) => (a.push([m, args, [location.href, d.title, d.referrer], +new Date(), page, a.length]) - unwritten < 2 && atEndOfTask(write), a),
-  // This page's id (`invoked`): its calls in the shared buffer carry it (see src/api/buffer.ts).
+  // This page's id (`invoked`): its calls in the shared buffer carry it (see src/stub/buffer.ts).
   page?: number,
 ) => {
   // The stub ran already (`invoked`: ours, or analytics.js's), or the bundle took over (its `VERSION` is a string):

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createAutotrack } from '../../src/extend/autotrack';
+import { createAutotrack } from '../../src/sources/autotrack';
 
 // A track call whose message is not queued at once (a middleware still has it): the navigation would be held.
 const held = () =>

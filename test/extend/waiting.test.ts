@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { adoptWaiting, clearWaiting, endWaiting, keepWaiting, readWaiting, stillWaiting, WAIT_STALE_MS } from '../../src/api/waiting';
+import { adoptWaiting, clearWaiting, endWaiting, keepWaiting, readWaiting, stillWaiting, WAIT_STALE_MS } from '../../src/extend/waiting';
 import type { Message } from '../../src/message/types';
 
 const msg = (id: string) => ({ type: 'track', event: 'E', messageId: id, timestamp: '2026-01-01T00:00:00.000Z', properties: {} }) as unknown as Message;
