@@ -136,12 +136,13 @@ export function createAnalytics(stages: {
         open();
         identity._persist();
         decorate?.();
-        for (const built of held) calls.enqueue(instance, built);
+        for (const built of held) calls.enqueue(open(), owner, built);
         // (the stub's recorded calls still to take from storage come after the held ones: a recorded consent() that
         // granted came after them)
         replay.take(true);
         calls.resume(instance);
       },
+      _queue: (built) => calls.enqueue(open(), owner, built),
       _erase: () => eraseStored(delivery),
     });
     const instance: Instance = {

@@ -2,6 +2,7 @@ import type { AnalyticsError, Callback, CallOptions, CallResult, JSONObject, Mes
 import type { Identity } from '../identity/identity';
 import type { Delivery } from '../delivery/start';
 import type { PrivacyGate } from '../privacy/gate';
+import type { Preferences } from '../privacy/consent';
 import type { Checked, Transforms } from '../extend/transforms';
 import type { PageGuard } from './guard';
 import { readPage, type PageFacts } from './page-context';
@@ -28,7 +29,7 @@ export interface Instance {
   binding: string;
   gate: PrivacyGate;
   /** The automatic context of a call's page (see page-context.ts). */
-  context(page: RecordedPage, consent: ReturnType<PrivacyGate['_preferences']>): PageFacts;
+  context(page: RecordedPage, consent: Preferences | undefined): PageFacts;
   /** Storage and delivery: started once storing is allowed (at load, or when consent is granted). */
   delivery(): Delivery | undefined;
   /** With a `plan` load option: the checker, once loaded (void: it could not be; reported once). */
@@ -72,7 +73,11 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
   // Why this instance will never load (see `unloadable`): calls are refused with it rather than wait.
   let unloadable: AnalyticsError | undefined;
 
-  /** Runs a call: its outcome, and whether it goes on after this returns (see `Started`). */
+  /**
+   * Runs a call, one straight pipeline: admit (loaded? the gate's first word) → build (message/, pure) → transform
+   * (source middleware and plugins, in call order) → commit (the gate's last word: hold, queue or refuse; then the
+   * callback and the events). Returns its outcome, and whether it goes on after this returns (see `Started`).
+   */
   function start(type: MessageType, args: unknown[], site?: CallSite, check?: CallCheck): Started {
     // Found before normalise runs, so arguments it refuses still reach the callback (normalise finds the same one).
     const callback = args.find(isFunction);
@@ -84,16 +89,19 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
     const at: CallSite = site || { page: readPage(), time: Date.now() };
     if (!instance) return [handled(new Promise((res, rej) => waitingForLoad.push(() => invoke(type, args, at, check).then(res, rej)))), true];
     const { gate, identity } = instance;
-    // Refused before anything is built: nothing of it is kept.
-    const closed = gate._shut(type);
-    if (closed) return [guard.refuse(closed, callback, true), false];
+    // Admit: refused before anything is built, nothing of it is kept.
+    const ticket = gate._admit(type);
+    if (ticket instanceof Error) return [guard.refuse(ticket, callback, true), false];
     const invalid = check?.();
     if (invalid) return [guard.refuse(invalid, callback), false];
+    // Whether source middleware or plugins see the message (the one look at them: a middleware added after this call
+    // does not see its message).
+    const via = transforms.active();
+    // Build.
     let drafted: Draft | AnalyticsError;
     let options: CallOptions | undefined;
-    const lenient = transforms.active();
     try {
-      const { page, context, contextBytes } = instance.context(at.page, gate._preferences());
+      const { page, context, contextBytes } = instance.context(at.page, ticket[1]);
       const call = normalise(type, args);
       options = call.options;
       drafted = draft({
@@ -106,7 +114,7 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
         integrations: instance.integrations,
         messageId: nextId(at.time),
         time: at.time,
-        lenient,
+        lenient: via,
       });
     } catch (e) {
       drafted = isAnalyticsError(e) ? e : analyticsError('invalid_arguments', String(e));
@@ -120,34 +128,24 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
     if (fresh && message.anonymousId == identity._anonymousId()) message.anonymousId = fresh;
     // An identify or a group changes the visitor only if the API takes its message: measured now (few calls are).
     // (With source middleware or plugins, which see it first, as it was called.)
-    const early = (type == 'identify' || type == 'group') && !lenient ? measure(drafted) : undefined;
+    const early = (type == 'identify' || type == 'group') && !via ? measure(drafted) : undefined;
     if (early instanceof Error) return [guard.refuse(early, callback), false];
-    // What persists is the call's sanitised data (a cycle or a function never reaches storage), before source
-    // middleware and plugins change what is sent, as analytics.js.
+    // The identity is applied as the call is made, so the calls after it carry it even while a middleware still has
+    // this one: what persists is the call's sanitised data (a cycle or a function never reaches storage), before
+    // source middleware and plugins change what is sent, as analytics.js.
     if (fresh) identity._setAnonymousId(fresh);
     if (type == 'identify') identity._identify(message.userId, message.traits!);
     if (type == 'group') identity._group(message.groupId!, message.traits!);
-    // What is stored was erased meanwhile (an opt-out, a denial: even if reversed since)? Then this message is not
-    // stored either (see `finish`).
-    const mark = gate._mark();
-    // `checked`: the message measured, or what middleware and plugins passed on, checked (a refusal reported where it
-    // was found: by the middleware stage, or below).
-    const finish = (checked: Checked, reported: boolean) => {
-      const erased = gate._erasedSince(mark, type, message.messageId);
-      if (erased) return guard.refuse(erased, callback, true);
-      // (built before a decision that came meanwhile: it carries it)
-      if (!(checked instanceof Error)) return store(instance, type, gate._withDecision(checked), options, callback);
-      // (a middleware or plugin that threw was reported where it ran; one that dropped the message is not an error)
-      return guard.refuse(checked, callback, reported);
+    // Commit: `checked` is the message measured, or what middleware and plugins passed on, checked (a refusal reported
+    // where it was found: by the middleware stage, or below).
+    const commit = (checked: Checked, reported: boolean): Promise<CallResult> => {
+      const out = gate._commit(ticket, type, checked);
+      return out instanceof Error ? guard.refuse(out, callback, out != checked || reported) : committed(instance, type, out, options, callback);
     };
-    // The message is measured, or, with source middleware or plugins (or a message drafted for them), they see it
-    // first (before it is validated, as CONTRACT section 2 says) and the stage checks what they pass on; then it is
-    // stored.
-    const rest = (): Started => {
-      if (!lenient && !transforms.active()) {
-        const built = early || measure(drafted);
-        return [built instanceof Error ? guard.refuse(built, callback) : finish(built, false), false];
-      }
+    // Transform: with source middleware or plugins (or a message drafted for them), they see it first (before it is
+    // validated, as CONTRACT section 2 says) and the stage checks what they pass on; else it is measured.
+    const transform = (): Started => {
+      if (!via) return [commit(early || measure(drafted as Draft), false), false];
       let out: Checked | Promise<Checked>;
       try {
         out = transforms.run(message);
@@ -156,41 +154,37 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
         out = analyticsError('middleware_error', `a source middleware or plugin passed on what cannot be read: ${describe(e)}`, [message.messageId]);
         guard.report(out);
       }
-      // Every step answered at once, and no earlier message is still on its way: queued now.
-      if (!(out instanceof Promise) && !transforming) return [finish(out, true), false];
-      // Otherwise queued in call order, after every earlier message that a middleware or plugin still has; kept
-      // meanwhile where a later page of the site finds it (waiting.ts), unless nothing may be stored yet.
-      const kept = instance.gate._state() == 'open' && keepWaiting(message, instance.binding, instance.owner);
+      // Every step answered at once, and no earlier message is still on its way: committed now.
+      if (!(out instanceof Promise) && !transforming) return [commit(out, true), false];
+      // Otherwise committed in call order, after every earlier message that a middleware or plugin still has; kept
+      // meanwhile where a later page of the site finds it (extend/waiting.ts), while storing is allowed.
+      const kept = gate._state() == 'open' && keepWaiting(message, instance.binding, instance.owner);
       transforming++;
       const turn = inOrder.then(() => out);
-      // (runs after `finish`: the next message's turn comes once this one is queued)
+      // (runs after `commit`: the next message's turn comes once this one is queued)
       const done = () => void transforming--;
       inOrder = turn.then(done, done);
-      return [handled(turn.then((c) => (kept ? waited(instance.owner, message, () => finish(c, true), true) : finish(c, true)))), true];
+      return [handled(turn.then((c) => (kept ? waited(instance.owner, message, () => commit(c, true), true) : commit(c, true)))), true];
     };
     // With middleware or plugins, at once (one that answers at once queues the message before the call returns). Without,
     // once the page's current script is done (a microtask: the page's code goes on sooner, and the message is queued
     // before any other task runs, so before the page could end), and so is every call after it until then (call order).
-    if (transforms.active() && !deferred) return rest();
+    if (via && !deferred) return transform();
     deferred++;
     return [
       handled(
         resolved.then(() => {
           deferred--;
-          return rest()[0];
+          return transform()[0];
         }),
       ),
       false,
     ];
   }
 
-  // Stores a message (the gate was checked by `start`; an opt-out or denial while a middleware had it, by `finish`):
-  // held in memory while consent is pending (the promise resolves now), else queued.
-  function store(instance: Instance, type: MessageType, built: BuiltMessage, options: CallOptions | undefined, callback?: Callback): Promise<CallResult> {
-    const stored = instance.gate._state() == 'pending' ? instance.gate._hold(built) : enqueue(instance, built);
-    if (stored instanceof Error) return guard.refuse(stored, callback, true);
-    const { message } = built;
-    // (never rejects: a queue that cannot store keeps the message in memory)
+  // A message the gate took (`stored`: held while consent is pending, or queued; never rejects, a queue that cannot
+  // store keeps it in memory): the call's callback, its handlers and the after-plugins hear of it once it is stored.
+  function committed(instance: Instance, type: MessageType, [stored, message]: [Promise<void>, Message], options: CallOptions | undefined, callback?: Callback): Promise<CallResult> {
     return stored.then(() => {
       // (checked as queued, once the plan's checker is there: nothing waits for it)
       instance.plan?.then((check) => check && check(message));
@@ -205,10 +199,10 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
     });
   }
 
-  // Puts a message in the queue: an AnalyticsError (queue_full), or a promise that resolves once it is stored.
-  function enqueue(instance: Instance, { message, bytes }: BuiltMessage) {
-    const delivery = instance.delivery()!;
-    const stored = delivery._queue._add({ id: message.messageId, message, bytes, queuedAt: Date.now(), attempts: 0, owner: instance.owner });
+  // Puts a message in the queue of `delivery` (started: storing is allowed): an AnalyticsError (queue_full), or a
+  // promise that resolves once it is stored.
+  function enqueue(delivery: Delivery, owner: string, { message, bytes }: BuiltMessage) {
+    const stored = delivery._queue._add({ id: message.messageId, message, bytes, queuedAt: Date.now(), attempts: 0, owner });
     if (stored instanceof Error) guard.full.add(stored.messageIds);
     // The scheduler hears of it at once: a request may leave while IndexedDB still writes (a message leaves the
     // queue only after a 2xx, and one delivered before its write is never written: see queue.ts `removed`).
@@ -223,7 +217,7 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
     invoke,
     enqueue,
     /** Queues what other pages of this binding left waiting (see `resumeWaiting`), once storing is allowed. */
-    resume: (instance: Instance) => instance.gate._state() == 'open' && resumeWaiting(instance, transforms, guard, store),
+    resume: (instance: Instance) => instance.gate._state() == 'open' && resumeWaiting(instance, transforms, guard, committed),
     /** URL of the last page message built. */
     pagedUrl: () => pagedUrl,
     /**
@@ -269,15 +263,21 @@ function waited(owner: string, message: Message, queue: () => Promise<CallResult
  * Queues what other pages of this binding left waiting for their middleware or plugins as they went away
  * (waiting.ts): with their own message ids and times, through this page's middleware and plugins, if any.
  */
-function resumeWaiting(instance: Instance, transforms: Transforms, guard: PageGuard, store: (i: Instance, t: MessageType, b: BuiltMessage, o: undefined) => Promise<CallResult>) {
+function resumeWaiting(instance: Instance, transforms: Transforms, guard: PageGuard, committed: (i: Instance, t: MessageType, taken: [Promise<void>, Message], o: undefined) => Promise<CallResult>) {
+  const { gate } = instance;
   for (const message of adoptWaiting(instance.binding, instance.owner)) {
+    const type = message.type as MessageType;
+    const ticket = gate._admit(type);
     let out: Checked | Promise<Checked>;
     try {
       out = transforms.active() ? transforms.run(message) : measure({ message });
     } catch (e) {
       out = analyticsError('middleware_error', describe(e), [message.messageId]);
     }
-    const commit = (c: Checked) => (c instanceof Error ? guard.refuse(c, undefined, true) : store(instance, message.type as MessageType, instance.gate._withDecision(c), undefined));
+    const commit = (c: Checked) => {
+      const stored = ticket instanceof Error ? ticket : gate._commit(ticket, type, c);
+      return stored instanceof Error ? guard.refuse(stored, undefined, true) : committed(instance, type, stored, undefined);
+    };
     handled(waited(instance.owner, message, () => Promise.resolve(out).then(commit)));
   }
 }

@@ -21,9 +21,17 @@ export interface GateDeps {
   _full(ids: string[]): void;
   /** Storing is allowed (again): start delivery, persist the identity, and queue `held`, in call order. */
   _opened(held: BuiltMessage[]): void;
+  /** Queues a message (storing is allowed): a promise that resolves once it is stored, or its refusal (queue_full). */
+  _queue(built: BuiltMessage): Promise<void> | AnalyticsError;
   /** Remove what the library stored (the queue, memory and store; the stub's buffer; the exit note). */
   _erase(): void;
 }
+
+/**
+ * What a call was admitted with (see `_admit`): how many erasures had happened then, and the site's consent decision
+ * its message is built with.
+ */
+export type Ticket = [erasures: number, preferences: Preferences | undefined];
 
 /** The messages held while consent is pending, in call order, and their bytes. */
 function createHeld() {
@@ -99,6 +107,22 @@ export function createGate(d: GateDeps) {
     return built;
   };
 
+  // Holds a message for consent, within the queue's bounds, with room left for the decision it will carry.
+  const hold = (built: BuiltMessage): Promise<void> | AnalyticsError => {
+    const id = built.message.messageId;
+    if (built.bytes + consentRoom > MESSAGE_LIMIT) {
+      const error = analyticsError('message_too_large', `message is ${built.bytes} bytes and needs room for its consent decision, over the ${MESSAGE_LIMIT} limit`, [id]);
+      d.report(error);
+      return error;
+    }
+    if (d._overBounds(held._count(), held._bytes() + built.bytes)) {
+      d._full([id]);
+      return analyticsError('queue_full', 'the queue is full', [id]);
+    }
+    held._push(built);
+    return Promise.resolve();
+  };
+
   // The visitor opted in (here, or in another tab: this page follows): the state is decided again, from pending.
   const rejoin = () => {
     state = 'pending';
@@ -118,31 +142,26 @@ export function createGate(d: GateDeps) {
   return {
     /** The state now: `open` stores and sends; `pending` holds; `denied` and `out` refuse. */
     _state: () => state,
-    /** The site's last consent decision, as messages carry it. */
-    _preferences: () => preferences,
-    /** The refusal of a call while the visitor opted out or denied consent (not reported: it is what they asked). */
-    _shut: (type: MessageType): AnalyticsError | undefined =>
-      state == 'out' ? analyticsError('opted_out', `${type}: the visitor opted out`) : state == 'denied' ? analyticsError('consent_denied', `${type}: consent was denied`) : undefined,
-    /** A mark to give `_erasedSince`. */
-    _mark: () => erased._count,
-    /** The refusal of a message built before an erasure that came since `_mark` (even if reversed since, it goes). */
-    _erasedSince: (mark: number, type: MessageType, id: string): AnalyticsError | undefined =>
-      mark != erased._count ? analyticsError(erased._by, `${type}: discarded by an opt-out or a denial of consent`, [id]) : undefined,
-    _withDecision: withDecision,
-    /** Holds a message for consent, within the queue's bounds, with room left for the decision it will carry. */
-    _hold(built: BuiltMessage): Promise<void> | AnalyticsError {
-      const id = built.message.messageId;
-      if (built.bytes + consentRoom > MESSAGE_LIMIT) {
-        const error = analyticsError('message_too_large', `message is ${built.bytes} bytes and needs room for its consent decision, over the ${MESSAGE_LIMIT} limit`, [id]);
-        d.report(error);
-        return error;
-      }
-      if (d._overBounds(held._count(), held._bytes() + built.bytes)) {
-        d._full([id]);
-        return analyticsError('queue_full', 'the queue is full', [id]);
-      }
-      held._push(built);
-      return Promise.resolve();
+    /**
+     * The gate's first word on a call, before anything is built: its refusal while the visitor opted out or denied
+     * consent (not reported: it is what they asked), or its ticket (see `Ticket`).
+     */
+    _admit: (type: MessageType): AnalyticsError | Ticket =>
+      state == 'out' ? analyticsError('opted_out', `${type}: the visitor opted out`) : state == 'denied' ? analyticsError('consent_denied', `${type}: consent was denied`) : [erased._count, preferences],
+    /**
+     * The gate's last word on a call admitted with `ticket`, once its message is built and past middleware and plugins
+     * (`checked`: the message, or why it was refused there, returned as it is): refused if what was stored was erased
+     * since (an opt-out or a denial, even if reversed since); else held while consent is pending (within the queue's
+     * bounds, with room left for the decision it will carry; resolves at once), or queued with the decision now. Taken:
+     * the promise (it never rejects) and the message as taken.
+     */
+    _commit(ticket: Ticket, type: MessageType, checked: BuiltMessage | AnalyticsError): [Promise<void>, Message] | AnalyticsError {
+      if (ticket[0] != erased._count)
+        return analyticsError(erased._by, `${type}: discarded by an opt-out or a denial of consent`, checked instanceof Error ? checked.messageIds : [checked.message.messageId]);
+      if (checked instanceof Error) return checked;
+      const built = withDecision(checked);
+      const stored = state == 'pending' ? hold(built) : d._queue(built);
+      return stored instanceof Error ? stored : [stored, built.message];
     },
     /** `consent(preferences)`: the site's decision; false when it is not an object of category names to booleans. */
     _consent(value: unknown): boolean {
