@@ -77,4 +77,26 @@ describe('the call pipeline', () => {
     await Promise.all([slow, fast]);
     expect(queued.map((m) => m.event)).toEqual(['Slow', 'Fast']);
   });
+
+  it('a message passes the middleware added before its call, not one added after it (one look at the stage per call)', async () => {
+    const { calls, load, queued, transforms } = setup();
+    load();
+    const before = calls.invoke('track', ['Before']);
+    transforms.use(({ payload, next }) => ((payload.obj.properties = { ...payload.obj.properties, seen: true }), next(payload)));
+    const after = calls.invoke('track', ['After']);
+    const [b, a] = await Promise.all([before, after]);
+    expect(queued.map((m) => [m.event, m.properties?.seen])).toEqual([['Before', undefined], ['After', true]]);
+    expect(b.event.properties?.seen).toBeUndefined();
+    expect(a.event.properties?.seen).toBe(true);
+  });
+
+  it("the promise resolves with the message as the gate took it: after middleware, with the site's consent decision", async () => {
+    const { calls, load, queued, transforms } = setup();
+    load();
+    transforms.use(({ payload, next }) => ((payload.obj.event = 'Renamed'), next(payload)));
+    const result = await calls.invoke('track', ['Original']);
+    expect(queued.map((m) => m.event)).toEqual(['Renamed']);
+    expect(result.event.event).toBe('Renamed');
+    expect(result.event).not.toBe(queued[0]);
+  });
 });
