@@ -109,3 +109,53 @@ test('a sources chunk the network never answers holds ready() for 3 s at most', 
   expect(waited).toBeGreaterThanOrEqual(2900);
   expect(waited).toBeLessThan(6000);
 });
+
+// trackPageViews: the page view at load is the bundle's own (it never waits for the chunk); the watch of later URL
+// changes comes with the sources chunk, and a change made while it loads is seen once it is here.
+const openPageViews = (page: Page, site: { page(p: string, q?: Record<string, string>): string }) =>
+  page.goto(site.page('/basic.html', { opts: JSON.stringify({ flushInterval: 50, trackPageViews: true }) }));
+
+test('trackPageViews: the page view at load leaves before the sources chunk is here; a route change made meanwhile is a page view once it is', async ({ page, site, collector }) => {
+  const fetched = sourcesFetches(page);
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  await page.route(SOURCES, async (route: Route) => {
+    await held;
+    await route.continue();
+  });
+  await openPageViews(page, site);
+  // (the chunk is held: the load's page view is delivered without it)
+  const first = await collector.waitFor(1, { type: 'page' });
+  expect(first[0].properties?.path).toBe('/basic.html');
+  await expect.poll(() => fetched.length).toBe(1);
+  await page.evaluate(() => history.pushState({}, '', '/basic.html?step=2'));
+  release();
+  const views = await collector.waitFor(2, { type: 'page' });
+  await quiet(collector, 500);
+  const all = await collector.messages({ type: 'page' });
+  expect(all.map((m) => m.properties?.search)).toEqual([expect.stringContaining('trackPageViews'), '?step=2']);
+  expect(all[1].properties?.referrer).toContain('/basic.html');
+  expect(views).toHaveLength(2);
+  // once here, later changes are seen as before
+  await page.evaluate(() => history.pushState({}, '', '/basic.html?step=3'));
+  await collector.waitFor(3, { type: 'page' });
+  expect(fetched).toHaveLength(1);
+});
+
+test('trackPageViews with a sources chunk that cannot load: the page view at load is sent, the failure reported, nothing thrown', async ({ page, site, collector }) => {
+  const pageErrors: string[] = [];
+  page.on('pageerror', (e) => pageErrors.push(String(e)));
+  await page.addInitScript(() => {
+    const errors: string[] = ((window as any).__errors = []);
+    // (on the stub, before the bundle: the load's error is heard)
+    const w = window as any;
+    const hook = () => w.analytics && w.analytics.on && w.analytics.on('error', (e: any) => errors.push(e.code));
+    document.addEventListener('DOMContentLoaded', hook);
+  });
+  await page.route(SOURCES, (route: Route) => route.fulfill({ status: 404, body: '' }));
+  await openPageViews(page, site);
+  const first = await collector.waitFor(1, { type: 'page' });
+  expect(first[0].properties?.path).toBe('/basic.html');
+  await page.waitForFunction(() => (window as any).__errors.includes('chunk_unavailable'));
+  expect(pageErrors).toEqual([]);
+});

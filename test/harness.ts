@@ -3,7 +3,7 @@ import 'fake-indexeddb/auto';
 import { IDBFactory } from 'fake-indexeddb';
 import { afterEach, beforeEach, vi } from 'vitest';
 import { createAnalytics } from '../src/api/analytics';
-import { createAutotrack } from '../src/sources/autotrack';
+import { sources } from '../src/sources';
 import { createTransforms, type TransformsFactory } from '../src/extend/transforms';
 import { pluginRunner } from '../src/extend/plugins';
 
@@ -30,7 +30,7 @@ export function clearCookies() {
 
 /** A loaded instance, and the errors it reported. */
 export function start(options: LoadOptions = {}) {
-  const { api: core, helperDeps } = createAnalytics({ transforms: eagerTransforms, autotrack: () => createAutotrack } as Parameters<typeof createAnalytics>[0]);
+  const { api: core, helperDeps } = createAnalytics({ transforms: eagerTransforms, sources: () => sources } as Parameters<typeof createAnalytics>[0]);
   const api = addHelpers(core, helperDeps); // as the bundle and the npm entry
   const errors: AnalyticsError[] = [];
   api.on('error', (e: AnalyticsError) => errors.push(e));

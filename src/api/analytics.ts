@@ -1,10 +1,10 @@
-import type { AnalyticsError, LoadOptions, MessageType } from '../message/types';
+import type { AnalyticsError, CallResult, LoadOptions, MessageType } from '../message/types';
 import type { Group, CoreAnalytics, HelperDeps } from './types';
 import type { DebugTools } from '../debug/debug-mode';
 import { analyticsError, describe } from '../message/errors';
 import { freeze } from '../message/context';
 import { readEnvironment } from '../message/environment';
-import { createIdentity, uuid } from '../identity/identity';
+import { createIdentity, uuid, type Identity } from '../identity/identity';
 import { startLink, type LinkTools } from '../identity/link';
 import { serverCookies } from '../identity/server-cookies';
 import { createGate } from '../privacy/gate';
@@ -12,9 +12,11 @@ import { categoriesOf, UNLISTED } from '../privacy/consent';
 import { clearStored, overBounds } from '../delivery/queue';
 import { startDelivery, type Delivery } from '../delivery/start';
 import { clearNote } from '../delivery/exit-note';
-import { trackPageViews } from '../sources/pageviews';
 import { DEFAULT_MIDDLEWARE_TIMEOUT, type TransformSettings, type TransformsFactory } from '../extend/transforms';
-import type { AutotrackDeps, createAutotrack } from '../sources/autotrack';
+import type { Autotrack, AutotrackDeps } from '../sources/autotrack';
+import type { Sources } from '../sources';
+import type { RecordedPage } from './types';
+import { wireUrl } from '../message/context';
 import { lazy } from './lazy';
 import { createDebugMode } from '../debug/debug-mode';
 import { batchUrl, ownOptions, resolve } from './config';
@@ -44,7 +46,7 @@ export function createAnalytics(stages: {
   transforms: TransformsFactory;
   tools?: () => Promise<LinkTools>;
   plan: (plan: unknown, report: (e: AnalyticsError) => void) => Promise<PlanCheck>;
-  autotrack: () => typeof createAutotrack | Promise<typeof createAutotrack>;
+  sources: () => Sources | Promise<Sources>;
 }) {
   // Runs `use` with the link and server-cookie tools once they are here; a chunk that cannot load is reported.
   const tools = (use: (t: LinkTools) => void) => stages.tools?.().then(use, (e) => report(analyticsError('invalid_arguments', describe(e))));
@@ -95,7 +97,10 @@ export function createAnalytics(stages: {
       replay.take(instance.gate._state() == 'open');
       calls.loaded();
       calls.resume(instance);
-      if (options.trackPageViews) trackPageViews((page) => void (page[0] != calls.pagedUrl() && invoke('page', [], { page, time: Date.now() })));
+      // trackPageViews: the page view at load goes now; the watch of later URL changes comes with the sources chunk.
+      const url = wireUrl(location.href);
+      const view = (page: RecordedPage) => void (page[0] != calls.pagedUrl() && invoke('page', [], { page, time: Date.now() }));
+      if (options.trackPageViews) view([url, document.title, document.referrer]), sources((s) => s.pageViews(view, url, wireUrl));
     });
   }
 
@@ -161,23 +166,11 @@ export function createAnalytics(stages: {
   }
 
   // Once the stored queue was read (at once while nothing may be stored) and the trackLink/trackForm calls so far bound.
-  const ready = (instance: Instance) => Promise.all([instance.delivery()?._ready, autotrack._settled(3000)]).then(() => {});
+  const ready = (instance: Instance) => Promise.all([instance.delivery()?._ready, sources._settled(3000)]).then(() => {});
 
-  const group = (() => {
-    const handle: Group = {
-      id: () => core?.identity._groupId() ?? null,
-      traits: () => core?.identity._groupTraits() ?? {},
-    };
-    // group() with no arguments reads the group, as analytics.js.
-    function group(): Group;
-    function group(...args: unknown[]): ReturnType<typeof invoke>;
-    function group(...args: unknown[]) {
-      return args.length ? invoke('group', args) : handle;
-    }
-    return group;
-  })();
+  const group = groupCall(invoke, () => core?.identity);
   const userId = () => core?.identity._userId() ?? null;
-  const autotrack = lazyAutotrack(stages.autotrack, report, {
+  const sources = sourcesEdge(stages.sources, report, {
     track(event, properties, options) {
       const [done, later] = calls.start('track', [event, properties, options]);
       return { queued: !later, done };
@@ -185,6 +178,7 @@ export function createAnalytics(stages: {
     report,
     timeout: () => transformSettings.timeout,
   });
+  const autotrack = sources._autotrack;
   const call = (type: MessageType) => (...args: unknown[]) => invoke(type, args);
 
   const api: CoreAnalytics = {
@@ -239,16 +233,28 @@ export function createAnalytics(stages: {
   return { api, load, replay: replay.run, keep: replay.keep, unloadable: calls.unloadable, helperDeps };
 }
 
-// trackLink/trackForm bind the elements once their code is here (an edge: the sources chunk in the CDN bundle), in call
-// order; a chunk that cannot load is reported, and what waits is bound once a later call loads it.
-const lazyAutotrack = (load: () => typeof createAutotrack | Promise<typeof createAutotrack>, report: (e: AnalyticsError) => void, deps: AutotrackDeps) =>
-  lazy(
-    () => {
-      const made = load();
-      return made instanceof Promise ? made.then((create) => create(deps)) : made(deps);
-    },
-    (e) => report(analyticsError('chunk_unavailable', `trackLink/trackForm: ${describe(e)}`)),
-  );
+// `group(...)` makes a group message; `group()` with no arguments reads the group, as analytics.js.
+function groupCall(invoke: (type: MessageType, args: unknown[]) => Promise<CallResult>, identity: () => Identity | undefined) {
+  const handle: Group = {
+    id: () => identity()?._groupId() ?? null,
+    traits: () => identity()?._groupTraits() ?? {},
+  };
+  function group(): Group;
+  function group(...args: unknown[]): Promise<CallResult>;
+  function group(...args: unknown[]) {
+    return args.length ? invoke('group', args) : handle;
+  }
+  return group;
+}
+
+// trackLink/trackForm and trackPageViews (an edge: the sources chunk in the CDN bundle), run in call order once it is
+// here; a chunk that cannot load is reported, and what waits runs once a later call loads it. `_autotrack` runs a
+// function with the one trackLink/trackForm binder.
+function sourcesEdge(load: () => Sources | Promise<Sources>, report: (e: AnalyticsError) => void, deps: AutotrackDeps) {
+  const sources = lazy(load, (e) => report(analyticsError('chunk_unavailable', `trackLink/trackForm/trackPageViews: ${describe(e)}`)));
+  let bound: Autotrack | undefined;
+  return Object.assign(sources, { _autotrack: (f: (a: Autotrack) => void) => sources((s) => f((bound ||= s.autotrack(deps)))) });
+}
 
 // What the library stored in this browser, erased (consent withdrawn or denied, opt-out): the queue (through delivery,
 // once started), the stub's buffer, the messages waiting for middleware, the exit note.

@@ -10,7 +10,7 @@ const plain: DebugTools = {
 
 /**
  * `debug(on)`: while it is on, `use` runs with the debug tools, which `load` fetches the first time (they are not
- * in the bundle: see src/debug.ts; without them, plain console lines; a load that fails is told to `failed`); uses
+ * in the bundle: see src/debug/debug.ts; without them, plain console lines; a load that fails is told to `failed`); uses
  * run in call order.
  */
 export function createDebugMode(load?: () => Promise<DebugTools>, failed?: (e: unknown) => void) {

@@ -5,7 +5,7 @@ import { bindingOf, takeOverBuffer, type BufferedCall } from '../stub/buffer';
 import type { DebugTools } from '../debug/debug';
 import { createEdgeTransforms, type ExtendChunk } from '../extend/edge';
 import type { LinkTools } from '../identity/link';
-import type { createAutotrack } from '../sources/autotrack';
+import type { Sources } from '../sources';
 import type { PlanCheck } from '../plan/browser-check';
 import type { AnalyticsError } from '../message/types';
 import { scriptUrl } from './trusted-types';
@@ -36,7 +36,8 @@ const stub: (BufferedCall[] & { pid?: number; invoked?: number }) | undefined = 
 const doc = (name: 'currentScript' | 'head') => (Object.getOwnPropertyDescriptor(Document.prototype, name)?.get || (() => document[name])).call(document);
 // The chunks live next to this bundle: the middleware chunk (dist/analytics.extend.min.js: source middleware and
 // plugins), inserted on the first `addSourceMiddleware` or `register` only; the sources chunk
-// (dist/analytics.sources.min.js: trackLink/trackForm), on the first of those calls only; the lazy chunk
+// (dist/analytics.sources.min.js: trackLink/trackForm, trackPageViews' watch of URL changes), on the first of those
+// calls or a load with `trackPageViews` only; the lazy chunk
 // (dist/analytics.debug.min.js: the debug tools, the link and server-cookie tools), inserted on `debug(true)`,
 // `linkDomains` or `serverCookies` only; and, for a `plan` load option only, the tracking-plan checker
 // (dist/analytics.plan.min.js), which the lazy chunk loads through `script` with its own hash (so that no page without
@@ -69,8 +70,8 @@ const loadChunk = () =>
   }));
 // (the middleware stage fetches it again itself after a failure: see src/extend/edge.ts)
 const loadExtend = () => script<ExtendChunk>('analytics.extend.min.js', '__EXTEND_SRI__', 'svcAnalyticsExtend', (c) => c?.plugins?.hook && c.transforms);
-// (trackLink/trackForm: src/api/lazy.ts fetches it again after a failure)
-const loadSources = () => script<typeof createAutotrack>('analytics.sources.min.js', '__SOURCES_SRI__', 'svcAnalyticsSources', (c) => typeof c == 'function');
+// (trackLink/trackForm and trackPageViews: src/api/lazy.ts fetches it again after a failure)
+const loadSources = () => script<Sources>('analytics.sources.min.js', '__SOURCES_SRI__', 'svcAnalyticsSources', (c) => typeof c?.autotrack == 'function');
 // Start-up runs in several short tasks (Total Blocking Time counts the part of a task over 50 ms): `later` runs a step
 // in a task of its own, soon (a message: a timer may wait longer); one channel keeps the steps in order.
 const steps: (() => void)[] = [];
@@ -105,7 +106,7 @@ function takeOver() {
     transforms: (settings, report) => createEdgeTransforms(settings, report, loadExtend),
     tools: () => loadChunk().then((c) => c.links),
     plan: (plan, report) => loadChunk().then((c) => c.plan(script, plan, report)),
-    autotrack: loadSources,
+    sources: loadSources,
   });
   addHelpers(api, helperDeps);
   const calls: BufferedCall[] = stub ? stub.splice(0) : [];

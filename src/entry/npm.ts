@@ -1,4 +1,4 @@
-import { createAutotrack } from '../sources/autotrack';
+import { sources } from '../sources';
 import type { BrowserSettings, LoadOptions } from '../message/types';
 import type { CoreAnalytics, HelperDeps } from '../api/types';
 import { createAnalytics } from '../api/analytics';
@@ -38,7 +38,7 @@ export function loadBrowser(settings: BrowserSettings, options?: LoadOptions, ex
       transforms: (settings, report) => createTransforms(settings, report, () => import('../extend/plugins').then((m) => m.pluginRunner)),
       tools: () => import('../identity/tools').then((m) => m.linkTools),
       plan: (plan, report) => import('../plan/browser-check').then((m) => m.createPlanCheck(plan, report)),
-      autotrack: () => createAutotrack,
+      sources: () => sources,
     });
     instance = { api, helperDeps };
     if (extend) extend(api, helperDeps);

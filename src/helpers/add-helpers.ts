@@ -4,7 +4,7 @@ import type { SemanticHelpers } from './semantic';
 import { createEcommerce } from './ecommerce';
 import { createSemantic } from './semantic';
 
-/** The public API (CONTRACT section 2): the core and the helper namespaces (src/helpers.ts). */
+/** The public API (CONTRACT section 2): the core and the helper namespaces (src/helpers/). */
 export interface Analytics extends CoreAnalytics {
   /** One helper per ecommerce event of spec 000 section 2.7. */
   ecommerce: EcommerceHelpers;

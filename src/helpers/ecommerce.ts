@@ -3,7 +3,7 @@ import type { EcommerceHelper, EcommerceHelpers } from './ecommerce-types';
 
 export type * from './ecommerce-types';
 
-// The 26 ecommerce events of spec 000 section 2.7, in the spec's order (their fields: src/debug.ts).
+// The 26 ecommerce events of spec 000 section 2.7, in the spec's order (their fields: src/debug/debug.ts).
 const EVENTS = `Products Searched
 Product List Viewed
 Product Clicked
@@ -41,7 +41,7 @@ export function helperName(eventName: string): string {
 
 /**
  * Creates the ecommerce helpers over the core's `track`. `check` hears of every call first: in debug mode it
- * type-checks the properties against the spec (warnings only; src/debug.ts, loaded on `debug()`).
+ * type-checks the properties against the spec (warnings only; src/debug/debug.ts, loaded on `debug()`).
  */
 export function createEcommerce(deps: Pick<HelperDeps, '_track' | '_check'>): EcommerceHelpers {
   const helpers: Partial<EcommerceHelpers> & Record<string, EcommerceHelper<object>> = {};

@@ -251,7 +251,7 @@ export function createIdentity(options: IdentityOptions = {}) {
       open();
       store('optOut', out);
     },
-    /** Stores the user id (if given) and the traits (as the identify message carries them: src/message.ts). */
+    /** Stores the user id (if given) and the traits (as the identify message carries them: src/message/message.ts). */
     _identify(userId: string | undefined, traits: JSONObject) {
       if (userId) state.userId = userId;
       state.traits = traits;

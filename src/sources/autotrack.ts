@@ -225,3 +225,5 @@ function submitAs(form: HTMLFormElement, submitter: HTMLButtonElement | null) {
     undo.forEach((f) => f());
   }
 }
+
+export type Autotrack = ReturnType<typeof createAutotrack>;

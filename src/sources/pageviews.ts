@@ -1,18 +1,18 @@
 import type { RecordedPage } from '../api/types';
-import { wireUrl } from '../message/context';
+import type { wireUrl as WireUrl } from '../message/context';
 
 /**
- * `trackPageViews`: a page view at load and one for every same-document URL change (history.pushState,
- * replaceState that changes the URL, back/forward, hash change), with the previous URL as the referrer. The check
- * waits a frame so the route has rendered its title, and a router firing several of these for one navigation
- * sends one page view. URLs are compared as they go on the wire (see `wireUrl`): a fragment that carries parameters
- * (an OAuth callback's `#access_token=...`, then removed by `replaceState`) makes no page view. Returns a function
- * that stops it.
+ * `trackPageViews` (CONTRACT section 3), after the page view at load (which the bundle sends itself, so that it never
+ * waits for this chunk): one for every same-document URL change (history.pushState, replaceState that changes the
+ * URL, back/forward, hash change) from `last`, the URL of the page view sent before, with the previous URL as the
+ * referrer (a change made while this code loaded is seen at once). The check waits a frame so the route has rendered
+ * its title, and a router firing several of these for one navigation sends one page view. URLs are compared as they go
+ * on the wire (see `wireUrl`): a fragment that carries parameters (an OAuth callback's `#access_token=...`, then
+ * removed by `replaceState`) makes no page view (the bundle gives `wireUrl`: the chunk does not carry a copy of it).
+ * Returns a function that stops it.
  */
-export function trackPageViews(send: (page: RecordedPage) => void): () => void {
-  let last = wireUrl(location.href);
+export function trackPageViews(send: (page: RecordedPage) => void, last: string, wireUrl: typeof WireUrl): () => void {
   let pending = false;
-  send([last, document.title, document.referrer]);
   const check = () => {
     pending = false;
     const url = wireUrl(location.href);
@@ -43,6 +43,7 @@ export function trackPageViews(send: (page: RecordedPage) => void): () => void {
   const undo = [wrap('pushState'), wrap('replaceState')];
   addEventListener('popstate', soon);
   addEventListener('hashchange', soon);
+  if (wireUrl(location.href) != last) soon();
   return () => {
     undo.forEach((u) => u());
     removeEventListener('popstate', soon);

@@ -1,10 +1,11 @@
 import type { CallResult, MessageType } from '../message/types';
 import type { CallSite, CoreAnalytics, RecordedPage } from '../api/types';
 import { EVENT_ARGS } from '../api/calls';
+import { hasOwn } from '../message/validate';
 
-const hasOwn = (o: object, key: string) => Object.prototype.hasOwnProperty.call(o, key);
-const own = (o: object, key: string): unknown => (hasOwn(o, key) ? (o as Record<string, unknown>)[key] : undefined);
-const isType = (method: string): method is MessageType => hasOwn(EVENT_ARGS, method);
+// (`hasOwn`: Object.prototype.hasOwnProperty as the bundle found it)
+const own = (o: object, key: string): unknown => (hasOwn.call(o, key) ? (o as Record<string, unknown>)[key] : undefined);
+const isType = (method: string): method is MessageType => hasOwn.call(EVENT_ARGS, method);
 
 /** Runs the snippet's recorded calls: from memory (`false`), or from the stub's buffer with other pages' (`true`). */
 export type Recorded = (storage: boolean) => void;
