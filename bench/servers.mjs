@@ -339,6 +339,19 @@ async function renderSite({ siteUrl, apiUrl }) {
     snippets[`segment-default${suffix}`] = segDefault;
     snippets[`cio-default${suffix}`] = cioDefault;
   }
+  // Pages with a source middleware (a pass-through, added in the snippet before its page() call, as a site that
+  // enriches or filters its events does): ours, and the peers in their default delivery (each event sent at once).
+  // analytics.js and Customer.io fetch their middleware code with the bundle; ours fetches its middleware chunk.
+  const MW = (g) => `${g}.addSourceMiddleware(function(m){m.next(m.payload)});${g}.page();`;
+  const mwPages = {
+    'ours-mw': (await ourSnippet({ writeKey: WRITE_KEY, cdnUrl: '/dist/analytics.min.js', apiHost: apiUrl, page: false })) + ';' + MW('analytics'),
+    'segment-default-mw': segmentSnippet({ apiKey: SEGMENT_DEFAULT_KEY, host: siteHost, useHostForBundles: true, page: false, load: true }).replace(/https:\/\//g, 'http://') + MW('analytics'),
+    'cio-default-mw': cioSnippet({ writeKey: CIO_DEFAULT_KEY, cdn: siteUrl, page: false }) + MW('cioanalytics'),
+  };
+  for (const [name, text] of Object.entries(mwPages)) {
+    writeOut(`${name}-page.html`, render(`${name.split('-')[0]}.html`, { SNIPPET: text }));
+    snippets[`${name}-page`] = text;
+  }
   // Amplitude: the bundle where the local snippet loads it, pages with and without the Page Viewed event.
   writeOut(`libs/analytics-browser-${ampVersion()}-min.js`, fs.readFileSync(AMP_BUNDLE));
   for (const page of [false, true]) {
