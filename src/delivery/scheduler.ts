@@ -69,7 +69,6 @@ export function createScheduler(d: SchedulerDeps) {
   const deferral = createDeferral(d);
 
   const offline = () => !p._onLine();
-  const waiting = () => d._queue._list().filter((r) => !inflight.has(r.id));
   const arm = alarm(() => flush(false), p);
   // Runs after every call, so it stays O(1): the oldest record decides the interval.
   const plan = () => {
@@ -188,9 +187,11 @@ export function createScheduler(d: SchedulerDeps) {
     const alive = d._tabs._alive();
     // Without Web Locks another tab adopts a record once it is older than the lease, even from a tab that lives (in a
     // long outage, offline): what another tab took is let go first (only such old records can have been taken).
+    // (nothing of this page is in flight as a pass plans: passes run one at a time, and a request's ids leave
+    // `inflight` before its `send` settles; test/delivery/scheduler-passes.test.ts)
     const now = p._now();
-    if (d._tabs._leased() && waiting().some((r) => now - r.queuedAt > LEASE_MS)) await d._queue._reconcile();
-    for (const batch of planBatches(waiting())) if (!alive() || !(await send(batch))) break;
+    if (d._tabs._leased() && d._queue._list().some((r) => now - r.queuedAt > LEASE_MS)) await d._queue._reconcile();
+    for (const batch of planBatches(d._queue._list())) if (!alive() || !(await send(batch))) break;
     plan();
   };
 
