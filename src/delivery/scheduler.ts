@@ -1,9 +1,10 @@
 import type { QueueRecord } from './queue';
-import { LEASE_MS, type Tabs } from './tabs';
+import type { Tabs } from './tabs';
 import type { AnalyticsError } from '../message/types';
 import type { ExitKind } from './lifecycle';
 import type { Handoff, HandoffDeps } from './handoff';
-import { planBatches, body } from './batch';
+import { body } from './batch';
+import { halves, planFlush, stillQueued } from './flush-plan';
 import { createDeferral } from './deferral';
 import { classify, createAnswers, nextDelay } from './retry';
 import { byteLength } from '../message/validate';
@@ -91,9 +92,7 @@ export function createScheduler(d: SchedulerDeps) {
   };
 
   const send = async (planned: QueueRecord[]): Promise<boolean> => {
-    // A page exit (only hidden) may have handed some of them to the browser since this pass planned its batches.
-    const queued = new Set(d._queue._list());
-    const batch = planned.filter((r) => queued.has(r));
+    const batch = stillQueued(planned, d._queue._list());
     if (!batch.length) return true;
     const messages = batch.map((r) => r.message);
     const payload = body(messages, new Date(p._now()));
@@ -166,8 +165,8 @@ export function createScheduler(d: SchedulerDeps) {
     // meanwhile.
     answers._refused(ids, answered);
     if (batch.length > 1) {
-      const half = Math.ceil(batch.length / 2);
-      return (await send(batch.slice(0, half))) && send(batch.slice(half));
+      const [first, second] = halves(batch);
+      return (await send(first)) && send(second);
     }
     // Alone, it is the bad one only if the API accepted a request sent since it was first refused (another half of
     // its batch, or a later message): until then the endpoint may be what fails (a proxy, a gateway), and it is kept
@@ -185,13 +184,11 @@ export function createScheduler(d: SchedulerDeps) {
     // page's first IndexedDB open holds up Web Locks grants in Chromium, e2e/delivery.spec.ts "the first message of
     // a quiet spell"). Once the page left (it may be restored), the rest waits: another tab may adopt and send them.
     const alive = d._tabs._alive();
-    // Without Web Locks another tab adopts a record once it is older than the lease, even from a tab that lives (in a
-    // long outage, offline): what another tab took is let go first (only such old records can have been taken).
-    // (nothing of this page is in flight as a pass plans: passes run one at a time, and a request's ids leave
-    // `inflight` before its `send` settles; test/delivery/scheduler-passes.test.ts)
+    // (what another tab took is let go first: flush-plan.ts)
     const now = p._now();
-    if (d._tabs._leased() && d._queue._list().some((r) => now - r.queuedAt > LEASE_MS)) await d._queue._reconcile();
-    for (const batch of planBatches(d._queue._list())) if (!alive() || !(await send(batch))) break;
+    let planned = planFlush(d._queue._list(), now, d._tabs._leased());
+    if (planned._reconcile) await d._queue._reconcile(), (planned = planFlush(d._queue._list(), now, false));
+    for (const batch of planned._batches) if (!alive() || !(await send(batch))) break;
     plan();
   };
 
