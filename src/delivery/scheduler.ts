@@ -4,12 +4,13 @@ import type { AnalyticsError } from '../message/types';
 import type { ExitKind } from './lifecycle';
 import type { Handoff, HandoffDeps } from './handoff';
 import { body } from './batch';
-import { halves, planFlush, stillQueued } from './flush-plan';
+import { planFlush, stillQueued } from './flush-plan';
+import { createAnswer } from './answer';
 import { createDeferral } from './deferral';
-import { classify, createAnswers, nextDelay } from './retry';
+import { nextDelay } from './retry';
 import { byteLength } from '../message/validate';
-import { analyticsError } from '../message/errors';
 import type { Platform } from './platform';
+import type { Answer } from './transport';
 
 /**
  * What the scheduler needs from the rest of the library: what the hand-off needs (it sends too), and the hand-off.
@@ -49,15 +50,14 @@ function alarm(fire: () => void, p: Platform) {
  * `flushInterval` ms goes at once; otherwise a flush starts when `flushAt` messages wait or `flushInterval` ms after
  * the oldest was queued; it sends everything waiting in as few requests as the 500 KB limit allows, one
  * request at a time in each tab. Failures back off (honouring Retry-After) with the messages kept in order;
- * a 400, 413 or 422 splits the batch until the one bad message is found and dropped (see `send`). At page exit it
+ * a 400, 413 or 422 splits the batch until the one bad message is found and dropped (answer.ts). At page exit it
  * calls the hand-off (handoff.ts) with what it has in flight. What waits is covered by a deferred request (deferral.ts) meanwhile.
  */
 export function createScheduler(d: SchedulerDeps) {
   // When this page last sent a request (a message stored after a quiet spell goes out at once), and until when it backs
-  // off; what tells a bad message from a failing endpoint (see `send`).
+  // off.
   let sent = -Infinity;
   let retryUntil = 0;
-  const answers = createAnswers();
   let chain: Promise<void> = Promise.resolve();
   // Passes queued or running: a message stored meanwhile joins them rather than starting a request of its own.
   let passes = 0;
@@ -68,6 +68,14 @@ export function createScheduler(d: SchedulerDeps) {
   let erasures = 0;
   const { _handoff: handoff, _platform: p } = d;
   const deferral = createDeferral(d);
+  // A failed delivery: the next attempt waits (Retry-After, else backoff from the attempts the records carry).
+  const backoff = (ids: string[], answer: Answer, store: boolean) => {
+    const now = p._now();
+    const delay = nextDelay(d._queue._failed(ids, store), answer._retryAfter, now, p._random);
+    retryUntil = now + delay;
+    d.emit('retry', { status: answer._status, delay, messageIds: ids });
+  };
+  const settle = createAnswer({ ...d, _resume: () => void (retryUntil = 0), _backoff: backoff, _send: (batch) => send(batch) });
 
   const offline = () => !p._onLine();
   const arm = alarm(() => flush(false), p);
@@ -123,58 +131,7 @@ export function createScheduler(d: SchedulerDeps) {
       }
     }
     ids.forEach((id) => inflight.delete(id));
-    const verdict = classify(answer._status);
-    // Erased meanwhile (consent withdrawn, opt-out): their records are gone, and nothing of them may be stored again
-    // (not even in the exit note, which an unfinished delete would leave behind), nor sent again.
-    if (era != erasures) {
-      if (verdict == 'ok') d.emit('delivered', messages);
-      return true;
-    }
-    // An HTTP answer means this page saw the outcome after all: it deals with noted records itself (removal
-    // below, or a retry). A network error keeps the note: the browser may still deliver the request.
-    // (a redirect is an answer too: sim seed 232, issue 27)
-    if (answer._status || answer._redirected) handoff._answered(ids, verdict == 'ok');
-    const now = p._now();
-    const answered = answers._next();
-    // Only a failed delivery counts as an attempt (never a split that isolates a bad message); the queue stores it, so
-    // backoff goes on where it was in the page or tab that sends these records next. That of a request a page exit
-    // took over is counted but not stored: the note names its records (the next load deletes them), and the page may
-    // be going into the back/forward cache, where IndexedDB work gets it evicted (see handoff.ts).
-    const retry = () => {
-      const delay = nextDelay(d._queue._failed(ids, !tookOver), answer._retryAfter, now, p._random);
-      retryUntil = now + delay;
-      d.emit('retry', { status: answer._status, delay, messageIds: ids });
-      // (said once a page: the site must point apiHost at the address that answers)
-      if (answer._redirected && answers._firstRedirect())
-        d.report(analyticsError('delivery_redirected', 'the API answered a redirect, which is not followed: messages stay queued; point apiHost at the address that answers', ids));
-    };
-    if (verdict == 'ok') {
-      retryUntil = 0;
-      answers._ok(ids, answered);
-      // (the page may go away before the delete commits: the hand-off notes them then)
-      await handoff._removed(ids);
-      // Not before the call that queued them resolved (its record stored, its own event emitted): the API can answer
-      // before a write that waits behind another (store.ts `writeBehind`), and a page that shows its calls would hear
-      // of the delivery before the call (issue 27, e2e/demo.spec.ts; test/delivery/delivered-order.test.ts).
-      await d._queue._flushed();
-      d.emit('delivered', messages);
-      return true;
-    }
-    if (verdict == 'retry') return (!answer._status && offline() && d._offline?.()), retry(), false;
-    // A 400, 413 or 422 blames a message: halves go out at once until the bad one is alone; good ones are delivered
-    // meanwhile.
-    answers._refused(ids, answered);
-    if (batch.length > 1) {
-      const [first, second] = halves(batch);
-      return (await send(first)) && send(second);
-    }
-    // Alone, it is the bad one only if the API accepted a request sent since it was first refused (another half of
-    // its batch, or a later message): until then the endpoint may be what fails (a proxy, a gateway), and it is kept
-    // and retried (a message leaves the queue only after a 2xx); the rest of the pass goes on.
-    if (!answers._bad(ids[0])) return retry(), true;
-    await handoff._removed(ids);
-    d.report(analyticsError('delivery_rejected', `status ${answer._status}: the API refused message ${ids[0]}; dropped`, ids));
-    return true;
+    return settle(batch, answer, tookOver, era != erasures);
   };
 
   const pass = async (force: boolean) => {
