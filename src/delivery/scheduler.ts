@@ -1,14 +1,11 @@
-import type { QueueRecord } from './queue';
 import type { Tabs } from './tabs';
 import type { AnalyticsError } from '../message/types';
 import type { ExitKind } from './lifecycle';
 import type { Handoff, HandoffDeps } from './handoff';
-import { body } from './batch';
-import { planFlush, stillQueued } from './flush-plan';
-import { createAnswer } from './answer';
+import { planFlush } from './flush-plan';
+import { createRequests } from './request';
 import { createDeferral } from './deferral';
 import { nextDelay } from './retry';
-import { byteLength } from '../message/validate';
 import type { Platform } from './platform';
 import type { Answer } from './transport';
 
@@ -54,18 +51,11 @@ function alarm(fire: () => void, p: Platform) {
  * calls the hand-off (handoff.ts) with what it has in flight. What waits is covered by a deferred request (deferral.ts) meanwhile.
  */
 export function createScheduler(d: SchedulerDeps) {
-  // When this page last sent a request (a message stored after a quiet spell goes out at once), and until when it backs
-  // off.
-  let sent = -Infinity;
+  // Until when this page backs off.
   let retryUntil = 0;
   let chain: Promise<void> = Promise.resolve();
   // Passes queued or running: a message stored meanwhile joins them rather than starting a request of its own.
   let passes = 0;
-  // message id → whether its request was sent with keepalive (it survives page exit,
-  // https://fetch.spec.whatwg.org/#concept-fetch-group-terminate, so the exit beacon skips it)
-  const inflight = new Map<string, boolean>();
-  // Erasures so far (see `_erased`): a request sent before one deals with no records and notes nothing as it ends.
-  let erasures = 0;
   const { _handoff: handoff, _platform: p } = d;
   const deferral = createDeferral(d);
   // A failed delivery: the next attempt waits (Retry-After, else backoff from the attempts the records carry).
@@ -75,7 +65,8 @@ export function createScheduler(d: SchedulerDeps) {
     retryUntil = now + delay;
     d.emit('retry', { status: answer._status, delay, messageIds: ids });
   };
-  const settle = createAnswer({ ...d, _resume: () => void (retryUntil = 0), _backoff: backoff, _send: (batch) => send(batch) });
+  const requests = createRequests({ ...d, _deferral: deferral, _resume: () => void (retryUntil = 0), _backoff: backoff });
+  const inflight = requests._inflight;
 
   const offline = () => !p._onLine();
   const arm = alarm(() => flush(false), p);
@@ -90,48 +81,13 @@ export function createScheduler(d: SchedulerDeps) {
     if (now < retryUntil) arm(retryUntil - now);
     // Nothing in flight and nothing sent for an interval: the first message of a quiet spell goes at once (what
     // arrives meanwhile waits for its answer, or for the interval, and goes in one batch).
-    else if (count >= d.flushAt || (!inflight.size && !passes && now - sent >= d.flushInterval)) arm(0);
+    else if (count >= d.flushAt || (!inflight.size && !passes && now - requests._sent() >= d.flushInterval)) arm(0);
     else {
       // In-flight records are the oldest; the interval runs from the oldest one still waiting.
       let i = 0;
       while (i < list.length - 1 && inflight.has(list[i].id)) i++;
       arm(list[i].queuedAt + d.flushInterval - now);
     }
-  };
-
-  const send = async (planned: QueueRecord[]): Promise<boolean> => {
-    const batch = stillQueued(planned, d._queue._list());
-    if (!batch.length) return true;
-    const messages = batch.map((r) => r.message);
-    const payload = body(messages, new Date(p._now()));
-    const bytes = byteLength(payload);
-    const ids = batch.map((r) => r.id);
-    const keepalive = d._transport._fits(bytes);
-    ids.forEach((id) => inflight.set(id, keepalive));
-    // A keepalive request outlives the page: the deferred request no longer carries its messages.
-    deferral._cover(inflight, true);
-    sent = p._now();
-    const era = erasures;
-    const post = (keepalive: boolean) => d._transport._post(d.url, d.writeKey, payload, bytes, keepalive);
-    let answer = await post(keepalive);
-    // Whether a page exit took over this keepalive request, which failed without an answer (see `handoff._tookOver`).
-    let tookOver = false;
-    // (a redirect is the API's answer, not the browser refusing a keepalive request: nothing to send again)
-    if (!answer._status && keepalive && !answer._redirected) {
-      tookOver = await handoff._tookOver(ids);
-      // Otherwise the browser may have refused the request itself (its keepalive budget, shared with beacons,
-      // https://fetch.spec.whatwg.org/#http-network-or-cache-fetch "inflight keepalive bytes"): that is not the
-      // server failing, so it goes again at once, without keepalive.
-      // (not once erased meanwhile: nothing erased may leave; sim seed 137, issue 27)
-      if (!tookOver && era == erasures) {
-        ids.forEach((id) => inflight.set(id, false));
-        // (sent without keepalive, it dies with the page: the deferred request covers it again)
-        deferral._cover(inflight, true);
-        answer = await post(false);
-      }
-    }
-    ids.forEach((id) => inflight.delete(id));
-    return settle(batch, answer, tookOver, era != erasures);
   };
 
   const pass = async (force: boolean) => {
@@ -145,7 +101,7 @@ export function createScheduler(d: SchedulerDeps) {
     const now = p._now();
     let planned = planFlush(d._queue._list(), now, d._tabs._leased());
     if (planned._reconcile) await d._queue._reconcile(), (planned = planFlush(d._queue._list(), now, false));
-    for (const batch of planned._batches) if (!alive() || !(await send(batch))) break;
+    for (const batch of planned._batches) if (!alive() || !(await requests._send(batch))) break;
     plan();
   };
 
@@ -193,8 +149,7 @@ export function createScheduler(d: SchedulerDeps) {
     },
     /** What was stored was erased (see `handoff._erased`): the requests in flight are noted at no exit. */
     _erased() {
-      erasures++;
-      inflight.forEach((_, id) => inflight.set(id, false));
+      requests._erased();
       handoff._erased();
       // (nothing erased may leave: the queue is empty now)
       deferral._take();
