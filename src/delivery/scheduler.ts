@@ -24,6 +24,8 @@ export interface SchedulerDeps extends HandoffDeps {
   _offline?(): void;
 }
 
+const noop = () => {};
+
 // One timer that fires at the earliest time it was armed for (never later than asked).
 function alarm(fire: () => void, p: Platform) {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -51,8 +53,7 @@ function alarm(fire: () => void, p: Platform) {
  * calls the hand-off (handoff.ts) with what it has in flight. What waits is covered by a deferred request (deferral.ts) meanwhile.
  */
 export function createScheduler(d: SchedulerDeps) {
-  // Until when this page backs off.
-  let retryUntil = 0;
+  let retryUntil = 0; // until when this page backs off
   let chain: Promise<void> = Promise.resolve();
   // Passes queued or running: a message stored meanwhile joins them rather than starting a request of its own.
   let passes = 0;
@@ -97,7 +98,6 @@ export function createScheduler(d: SchedulerDeps) {
     // page's first IndexedDB open holds up Web Locks grants in Chromium, e2e/delivery.spec.ts "the first message of
     // a quiet spell"). Once the page left (it may be restored), the rest waits: another tab may adopt and send them.
     const alive = d._tabs._alive();
-    // (what another tab took is let go first: flush-plan.ts)
     const now = p._now();
     let planned = planFlush(d._queue._list(), now, d._tabs._leased());
     if (planned._reconcile) await d._queue._reconcile(), (planned = planFlush(d._queue._list(), now, false));
@@ -109,10 +109,7 @@ export function createScheduler(d: SchedulerDeps) {
   function flush(force = true): Promise<void> {
     passes++;
     // (a pass never rejects; the chain must not break if one did)
-    return (chain = chain
-      .then(() => pass(force))
-      .catch(() => {})
-      .then(() => void passes--));
+    return (chain = chain.then(() => pass(force)).catch(noop).then(() => void passes--));
   }
 
   return {
@@ -126,8 +123,8 @@ export function createScheduler(d: SchedulerDeps) {
     _exit(how: ExitKind) {
       // The deferred request is taken back first (synchronously: the browser sends what is still deferred as the page
       // goes away), so what the hand-off sends leaves once; what stays queued in a page that lives on is covered again.
-      // (Offline or in a backoff the hand-off sends nothing, and what waits stays stored for the next load: a deferred
-      // request left with the browser would deliver it too, and that load would send it again.)
+      // (Offline or in a backoff it sends nothing, and what waits stays stored for the next load: a deferred request
+      // left with the browser would deliver it too, and that load would send it again.)
       deferral._take(how != 'hidden');
       handoff._exit(how, inflight, offline() || p._now() < retryUntil);
       deferral._cover(inflight);
@@ -137,10 +134,7 @@ export function createScheduler(d: SchedulerDeps) {
      * records another tab adopted and sent meanwhile, see `queue._reconcile`).
      */
     _after(p: Promise<unknown>) {
-      chain = chain.then(() => p).then(
-        () => {},
-        () => {},
-      );
+      chain = chain.then(() => p).then(noop, noop);
     },
     /** The page is shown again (or restored from the back/forward cache): it may send, and defer, again. */
     _shown() {
