@@ -3,12 +3,11 @@ import type { QueueRecord } from './records';
 import type { Answer } from './transport';
 import type { AnalyticsError } from '../message/types';
 import { classify, createAnswers } from './retry';
-import { halves } from './flush-plan';
 import { analyticsError } from '../message/errors';
 
 /**
  * What acting on an answer needs: the hand-off (every removal for good goes through it), the queue, the page's
- * events, the scheduler's retry state, and a way to send the halves of a refused batch.
+ * events, and the scheduler's retry state.
  */
 export interface AnswerDeps extends HandoffDeps {
   _handoff: Handoff;
@@ -19,8 +18,6 @@ export interface AnswerDeps extends HandoffDeps {
   _resume(): void;
   /** A failed delivery of `ids`: back off (scheduler.ts); `store`: the attempt is stored with the records. */
   _backoff(ids: string[], answer: Answer, store: boolean): void;
-  /** Sends a batch now (a half of a refused one): false once a delivery failed and backs off. */
-  _send(batch: QueueRecord[]): Promise<boolean>;
 }
 
 /**
@@ -28,9 +25,10 @@ export interface AnswerDeps extends HandoffDeps {
  * 400, 413 or 422 splits it until the one bad message is found and dropped; anything else (408, 429, 5xx, a network
  * error, a redirect, reported once a page as `delivery_redirected`) backs off with the messages kept in order.
  * `tookOver`: a page exit took the request over (see `handoff._tookOver`); `erased`: what was stored was erased
- * since it was sent. Resolves whether the pass goes on (false once it backs off).
+ * since it was sent. Resolves whether the pass goes on (false once it backs off). `send` sends the halves of a refused
+ * batch (request.ts), resolving false once a delivery failed.
  */
-export function createAnswer(d: AnswerDeps) {
+export function createAnswer(d: AnswerDeps, send: (batch: QueueRecord[]) => Promise<boolean>) {
   // What tells a bad message from a failing endpoint, and whether a redirect was reported.
   const answers = createAnswers();
   const handoff = d._handoff;
@@ -77,8 +75,8 @@ export function createAnswer(d: AnswerDeps) {
     // meanwhile.
     answers._refused(ids, answered);
     if (batch.length > 1) {
-      const [first, second] = halves(batch);
-      return (await d._send(first)) && d._send(second);
+      const half = Math.ceil(batch.length / 2);
+      return (await send(batch.slice(0, half))) && send(batch.slice(half));
     }
     // Alone, it is the bad one only if the API accepted a request sent since it was first refused (another half of
     // its batch, or a later message): until then the endpoint may be what fails (a proxy, a gateway), and it is kept

@@ -6,8 +6,8 @@ import { body } from './batch';
 import { stillQueued } from './flush-plan';
 import { byteLength } from '../message/validate';
 
-/** What sending needs: what acting on the answers needs (answer.ts sends the halves of a refused batch here), and the deferral. */
-export interface RequestDeps extends Omit<AnswerDeps, '_send'> {
+/** What sending needs: what acting on the answers needs (answer.ts), and the deferral. */
+export interface RequestDeps extends AnswerDeps {
   _deferral: Deferral;
 }
 
@@ -20,13 +20,12 @@ export function createRequests(d: RequestDeps) {
   // message id → whether its request was sent with keepalive (it survives page exit,
   // https://fetch.spec.whatwg.org/#concept-fetch-group-terminate, so the exit beacon skips it)
   const inflight = new Map<string, boolean>();
-  const inFlight: ReadonlyMap<string, boolean> = inflight;
   // When this page last sent a request (the scheduler sends a message stored after a quiet spell at once).
   let sent = -Infinity;
   // Erasures so far (see `_erased`): a request sent before one deals with no records and notes nothing as it ends.
   let erasures = 0;
   const { _handoff: handoff, _deferral: deferral, _platform: p } = d;
-  const settle = createAnswer({ ...d, _send: send });
+  const settle = createAnswer(d, send);
 
   /** Sends the records of a planned batch still queued: false once a delivery failed and backs off. */
   async function send(planned: QueueRecord[]): Promise<boolean> {
@@ -68,7 +67,7 @@ export function createRequests(d: RequestDeps) {
   return {
     _send: send,
     /** What is in flight: message id → whether with keepalive (the deferral and the hand-off leave those out). */
-    _inflight: inFlight,
+    _inflight: inflight,
     /** When this page last sent a request (ms, the platform's clock). */
     _sent: () => sent,
     /** What was stored was erased: the requests in flight are noted at no exit, and none is sent again. */

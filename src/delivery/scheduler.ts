@@ -67,7 +67,7 @@ export function createScheduler(d: SchedulerDeps) {
     d.emit('retry', { status: answer._status, delay, messageIds: ids });
   };
   const requests = createRequests({ ...d, _deferral: deferral, _resume: () => void (retryUntil = 0), _backoff: backoff });
-  const inflight = requests._inflight;
+  const inflight: ReadonlyMap<string, boolean> = requests._inflight;
 
   const offline = () => !p._onLine();
   const arm = alarm(() => flush(false), p);
@@ -99,9 +99,9 @@ export function createScheduler(d: SchedulerDeps) {
     // a quiet spell"). Once the page left (it may be restored), the rest waits: another tab may adopt and send them.
     const alive = d._tabs._alive();
     const now = p._now();
-    let planned = planFlush(d._queue._list(), now, d._tabs._leased());
-    if (planned._reconcile) await d._queue._reconcile(), (planned = planFlush(d._queue._list(), now, false));
-    for (const batch of planned._batches) if (!alive() || !(await requests._send(batch))) break;
+    const planned = planFlush(d._queue._list(), now, d._tabs._leased());
+    for (const batch of planned || (await d._queue._reconcile(), planFlush(d._queue._list(), now, false)))
+      if (!alive() || !(await requests._send(batch))) break;
     plan();
   };
 

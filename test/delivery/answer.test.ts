@@ -24,9 +24,9 @@ function setup(o: { online?: boolean; sent?: boolean } = {}) {
     _offline: () => void log.push('offline'),
     _resume: () => void log.push('resume'),
     _backoff: (i: string[], a: Answer, store: boolean) => void log.push(`backoff ${i.join('')} ${a._status} ${store}`),
-    _send: async (b: QueueRecord[]) => (log.push(`send ${ids(b)}`), o.sent ?? true),
   } as unknown as AnswerDeps;
-  return { log, settle: createAnswer(deps) };
+  const send = async (b: QueueRecord[]) => (log.push(`send ${ids(b)}`), o.sent ?? true);
+  return { log, settle: createAnswer(deps, send) };
 }
 
 describe('createAnswer', () => {
@@ -44,6 +44,7 @@ describe('createAnswer', () => {
     ['a redirect: an answer, backs off, reported', 'a', ans(0, { _redirected: true }), false, false, true, false, ['answered a false', 'backoff a 0 true', 'report delivery_redirected']],
     ['400 for a batch: its halves go out at once, nothing counted', 'abc', ans(400), false, false, true, true, ['answered abc false', 'send ab', 'send c']],
     ['413 for a batch: split too', 'ab', ans(413), false, false, true, true, ['answered ab false', 'send a', 'send b']],
+    ['422 for a batch of five: halves of three and two', 'abcde', ans(422), false, false, true, true, ['answered abcde false', 'send abc', 'send de']],
     ['422 alone, nothing accepted since: kept and retried (the endpoint may fail), the pass goes on', 'a', ans(422), false, false, true, true, ['answered a false', 'backoff a 422 true']],
     ['erased since it was sent, 200: delivered, nothing removed or noted', 'ab', ans(200), false, true, true, true, ['delivered ab']],
     ['erased since it was sent, 500: nothing at all', 'ab', ans(500), false, true, true, true, []],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { halves, planFlush, stillQueued } from '../../src/delivery/flush-plan';
+import { planFlush, stillQueued } from '../../src/delivery/flush-plan';
 import { BODY_OVERHEAD } from '../../src/delivery/batch';
 import { LEASE_MS, type QueueRecord } from '../../src/delivery/records';
 import { BATCH_LIMIT } from '../../src/message/validate';
@@ -20,24 +20,25 @@ const ids = (groups: QueueRecord[][]) => groups.map((g) => g.map((r) => r.id).jo
 const THIRD = Math.floor((BATCH_LIMIT - BODY_OVERHEAD) / 3) + 10;
 
 describe('planFlush', () => {
-  const table: [string, QueueRecord[], boolean, { reconcile: boolean; batches: string[] }][] = [
-    ['nothing queued: nothing to send', [], false, { reconcile: false, batches: [] }],
-    ['nothing queued, leased tabs', [], true, { reconcile: false, batches: [] }],
-    ['everything that fits goes in one request, in order', [rec('a'), rec('b'), rec('c')], false, { reconcile: false, batches: ['abc'] }],
-    ['over the 500 KB limit: as few requests as fit, in order', [rec('a', THIRD), rec('b', THIRD), rec('c', THIRD), rec('d')], false, { reconcile: false, batches: ['ab', 'cd'] }],
-    ['one message alone over half the limit goes alone', [rec('a', BATCH_LIMIT - BODY_OVERHEAD - 50), rec('b', 100)], false, { reconcile: false, batches: ['a', 'b'] }],
-    ['leased tabs, records younger than the lease: sent', [rec('a', 100, LEASE_MS), rec('b')], true, { reconcile: false, batches: ['ab'] }],
-    ['leased tabs, a record older than the lease: reconcile first, send nothing yet', [rec('a', 100, LEASE_MS + 1), rec('b')], true, { reconcile: true, batches: [] }],
-    ['Web Locks (not leased): an old record is sent, no reconcile', [rec('a', 100, LEASE_MS + 1), rec('b')], false, { reconcile: false, batches: ['ab'] }],
+  // [case, records queued, leased tabs, the requests planned (undefined: reconcile first)]
+  const table: [string, QueueRecord[], boolean, string[] | undefined][] = [
+    ['nothing queued: nothing to send', [], false, []],
+    ['nothing queued, leased tabs', [], true, []],
+    ['everything that fits goes in one request, in order', [rec('a'), rec('b'), rec('c')], false, ['abc']],
+    ['over the 500 KB limit: as few requests as fit, in order', [rec('a', THIRD), rec('b', THIRD), rec('c', THIRD), rec('d')], false, ['ab', 'cd']],
+    ['one message alone over half the limit goes alone', [rec('a', BATCH_LIMIT - BODY_OVERHEAD - 50), rec('b', 100)], false, ['a', 'b']],
+    ['leased tabs, records younger than the lease: sent', [rec('a', 100, LEASE_MS), rec('b')], true, ['ab']],
+    ['leased tabs, a record older than the lease: reconcile first, send nothing yet', [rec('a', 100, LEASE_MS + 1), rec('b')], true, undefined],
+    ['Web Locks (not leased): an old record is sent, no reconcile', [rec('a', 100, LEASE_MS + 1), rec('b')], false, ['ab']],
   ];
   it.each(table)('%s', (_, list, leased, want) => {
-    const plan = planFlush(list, NOW, leased);
-    expect({ reconcile: plan._reconcile, batches: ids(plan._batches) }).toEqual(want);
+    const planned = planFlush(list, NOW, leased);
+    expect(planned && ids(planned)).toEqual(want);
   });
 
   it('never puts a record in two requests nor leaves one out, and keeps every request within the limit', () => {
     const list = Array.from({ length: 40 }, (_, i) => rec(String.fromCharCode(65 + i), 1000 + ((i * 7919) % 60000)));
-    const { _batches: batches } = planFlush(list, NOW, false);
+    const batches = planFlush(list, NOW, false);
     expect(batches.flat()).toEqual(list);
     for (const b of batches) expect(b.reduce((n, r) => n + r.bytes + 1, BODY_OVERHEAD - 1)).toBeLessThanOrEqual(BATCH_LIMIT);
   });
@@ -54,18 +55,5 @@ describe('stillQueued', () => {
   ];
   it.each(table)('%s', (_, planned, queued, want) => {
     expect(ids([stillQueued(planned, queued)])).toEqual([want]);
-  });
-});
-
-describe('halves', () => {
-  const table: [number, string[]][] = [
-    [2, ['a', 'b']],
-    [3, ['ab', 'c']],
-    [4, ['ab', 'cd']],
-    [5, ['abc', 'de']],
-  ];
-  it.each(table)('splits %i records in order, the first half the larger', (n, want) => {
-    const batch = 'abcde'.slice(0, n).split('').map((id) => rec(id));
-    expect(ids(halves(batch))).toEqual(want);
   });
 });
