@@ -11,7 +11,7 @@ import type { Answer } from './transport';
 
 /**
  * What the scheduler needs from the rest of the library: what the hand-off needs (it sends too), and the hand-off.
- * The scheduler makes the deferral (deferral.ts) from them.
+ * The scheduler makes the deferral (deferral.ts) and the requests (request.ts) from them.
  */
 export interface SchedulerDeps extends HandoffDeps {
   _handoff: Handoff;
