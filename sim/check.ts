@@ -17,7 +17,7 @@ export function check(w: World): string[] {
   // deferred request that failed: the page was told it was accepted, and sendBeacon gives no answer).
   for (const a of w.accepted.values()) {
     if (!a.resolved || delivered.get(a.id)) continue;
-    // (a message the API refuses is kept and tried alone until a request of others is accepted, see scheduler.ts)
+    // (a message the API refuses is kept and tried alone until a request of others is accepted, see delivery/answer.ts)
     if (w.excused.has(a.id) || a.page.fellBack || carried.get(a.id)?.lost || w.net.poison.has(a.id)) continue;
     out.push(`lost: ${a.id} (accepted by ${a.page.id} at ${((a.at - w.loop.now()) / 1000).toFixed(1)}s from the end) never delivered`);
   }

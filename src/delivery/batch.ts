@@ -8,7 +8,7 @@ export const BODY_OVERHEAD = 80;
  * Splits sized items, in order, into as few groups as the byte limit allows: each group's request body
  * (`overhead` + the items + one comma between each two) stays at or under `limit`; pure.
  */
-export function planBatches<T extends { bytes: number }>(items: T[], limit = BATCH_LIMIT, overhead = BODY_OVERHEAD): T[][] {
+export function planBatches<T extends { bytes: number }>(items: readonly T[], limit = BATCH_LIMIT, overhead = BODY_OVERHEAD): T[][] {
   const out: T[][] = [];
   let group: T[] = [];
   let size = overhead;

@@ -1,18 +1,17 @@
-import type { QueueRecord } from './queue';
-import { LEASE_MS, type Tabs } from './tabs';
+import type { Tabs } from './tabs';
 import type { AnalyticsError } from '../message/types';
 import type { ExitKind } from './lifecycle';
 import type { Handoff, HandoffDeps } from './handoff';
-import { planBatches, body } from './batch';
+import { planFlush } from './flush-plan';
+import { createRequests } from './request';
 import { createDeferral } from './deferral';
-import { classify, createAnswers, nextDelay } from './retry';
-import { byteLength } from '../message/validate';
-import { analyticsError } from '../message/errors';
+import { nextDelay } from './retry';
 import type { Platform } from './platform';
+import type { Answer } from './transport';
 
 /**
  * What the scheduler needs from the rest of the library: what the hand-off needs (it sends too), and the hand-off.
- * The scheduler makes the deferral (deferral.ts) from them.
+ * The scheduler makes the deferral (deferral.ts) and the requests (request.ts) from them.
  */
 export interface SchedulerDeps extends HandoffDeps {
   _handoff: Handoff;
@@ -24,6 +23,8 @@ export interface SchedulerDeps extends HandoffDeps {
   /** A send failed for lack of a network (src/offline: a service worker of the site may deliver later). */
   _offline?(): void;
 }
+
+const noop = () => {};
 
 // One timer that fires at the earliest time it was armed for (never later than asked).
 function alarm(fire: () => void, p: Platform) {
@@ -48,28 +49,27 @@ function alarm(fire: () => void, p: Platform) {
  * `flushInterval` ms goes at once; otherwise a flush starts when `flushAt` messages wait or `flushInterval` ms after
  * the oldest was queued; it sends everything waiting in as few requests as the 500 KB limit allows, one
  * request at a time in each tab. Failures back off (honouring Retry-After) with the messages kept in order;
- * a 400, 413 or 422 splits the batch until the one bad message is found and dropped (see `send`). At page exit it
+ * a 400, 413 or 422 splits the batch until the one bad message is found and dropped (answer.ts). At page exit it
  * calls the hand-off (handoff.ts) with what it has in flight. What waits is covered by a deferred request (deferral.ts) meanwhile.
  */
 export function createScheduler(d: SchedulerDeps) {
-  // When this page last sent a request (a message stored after a quiet spell goes out at once), and until when it backs
-  // off; what tells a bad message from a failing endpoint (see `send`).
-  let sent = -Infinity;
-  let retryUntil = 0;
-  const answers = createAnswers();
+  let retryUntil = 0; // until when this page backs off
   let chain: Promise<void> = Promise.resolve();
   // Passes queued or running: a message stored meanwhile joins them rather than starting a request of its own.
   let passes = 0;
-  // message id → whether its request was sent with keepalive (it survives page exit,
-  // https://fetch.spec.whatwg.org/#concept-fetch-group-terminate, so the exit beacon skips it)
-  const inflight = new Map<string, boolean>();
-  // Erasures so far (see `_erased`): a request sent before one deals with no records and notes nothing as it ends.
-  let erasures = 0;
   const { _handoff: handoff, _platform: p } = d;
   const deferral = createDeferral(d);
+  // A failed delivery: the next attempt waits (Retry-After, else backoff from the attempts the records carry).
+  const backoff = (ids: string[], answer: Answer, store: boolean) => {
+    const now = p._now();
+    const delay = nextDelay(d._queue._failed(ids, store), answer._retryAfter, now, p._random);
+    retryUntil = now + delay;
+    d.emit('retry', { status: answer._status, delay, messageIds: ids });
+  };
+  const requests = createRequests({ ...d, _deferral: deferral, _resume: () => void (retryUntil = 0), _backoff: backoff });
+  const inflight: ReadonlyMap<string, boolean> = requests._inflight;
 
   const offline = () => !p._onLine();
-  const waiting = () => d._queue._list().filter((r) => !inflight.has(r.id));
   const arm = alarm(() => flush(false), p);
   // Runs after every call, so it stays O(1): the oldest record decides the interval.
   const plan = () => {
@@ -82,101 +82,13 @@ export function createScheduler(d: SchedulerDeps) {
     if (now < retryUntil) arm(retryUntil - now);
     // Nothing in flight and nothing sent for an interval: the first message of a quiet spell goes at once (what
     // arrives meanwhile waits for its answer, or for the interval, and goes in one batch).
-    else if (count >= d.flushAt || (!inflight.size && !passes && now - sent >= d.flushInterval)) arm(0);
+    else if (count >= d.flushAt || (!inflight.size && !passes && now - requests._sent() >= d.flushInterval)) arm(0);
     else {
       // In-flight records are the oldest; the interval runs from the oldest one still waiting.
       let i = 0;
       while (i < list.length - 1 && inflight.has(list[i].id)) i++;
       arm(list[i].queuedAt + d.flushInterval - now);
     }
-  };
-
-  const send = async (planned: QueueRecord[]): Promise<boolean> => {
-    // A page exit (only hidden) may have handed some of them to the browser since this pass planned its batches.
-    const queued = new Set(d._queue._list());
-    const batch = planned.filter((r) => queued.has(r));
-    if (!batch.length) return true;
-    const messages = batch.map((r) => r.message);
-    const payload = body(messages, new Date(p._now()));
-    const bytes = byteLength(payload);
-    const ids = batch.map((r) => r.id);
-    const keepalive = d._transport._fits(bytes);
-    ids.forEach((id) => inflight.set(id, keepalive));
-    // A keepalive request outlives the page: the deferred request no longer carries its messages.
-    deferral._cover(inflight, true);
-    sent = p._now();
-    const era = erasures;
-    const post = (keepalive: boolean) => d._transport._post(d.url, d.writeKey, payload, bytes, keepalive);
-    let answer = await post(keepalive);
-    // Whether a page exit took over this keepalive request, which failed without an answer (see `handoff._tookOver`).
-    let tookOver = false;
-    // (a redirect is the API's answer, not the browser refusing a keepalive request: nothing to send again)
-    if (!answer._status && keepalive && !answer._redirected) {
-      tookOver = await handoff._tookOver(ids);
-      // Otherwise the browser may have refused the request itself (its keepalive budget, shared with beacons,
-      // https://fetch.spec.whatwg.org/#http-network-or-cache-fetch "inflight keepalive bytes"): that is not the
-      // server failing, so it goes again at once, without keepalive.
-      // (not once erased meanwhile: nothing erased may leave; sim seed 137, issue 27)
-      if (!tookOver && era == erasures) {
-        ids.forEach((id) => inflight.set(id, false));
-        // (sent without keepalive, it dies with the page: the deferred request covers it again)
-        deferral._cover(inflight, true);
-        answer = await post(false);
-      }
-    }
-    ids.forEach((id) => inflight.delete(id));
-    const verdict = classify(answer._status);
-    // Erased meanwhile (consent withdrawn, opt-out): their records are gone, and nothing of them may be stored again
-    // (not even in the exit note, which an unfinished delete would leave behind), nor sent again.
-    if (era != erasures) {
-      if (verdict == 'ok') d.emit('delivered', messages);
-      return true;
-    }
-    // An HTTP answer means this page saw the outcome after all: it deals with noted records itself (removal
-    // below, or a retry). A network error keeps the note: the browser may still deliver the request.
-    // (a redirect is an answer too: sim seed 232, issue 27)
-    if (answer._status || answer._redirected) handoff._answered(ids, verdict == 'ok');
-    const now = p._now();
-    const answered = answers._next();
-    // Only a failed delivery counts as an attempt (never a split that isolates a bad message); the queue stores it, so
-    // backoff goes on where it was in the page or tab that sends these records next. That of a request a page exit
-    // took over is counted but not stored: the note names its records (the next load deletes them), and the page may
-    // be going into the back/forward cache, where IndexedDB work gets it evicted (see handoff.ts).
-    const retry = () => {
-      const delay = nextDelay(d._queue._failed(ids, !tookOver), answer._retryAfter, now, p._random);
-      retryUntil = now + delay;
-      d.emit('retry', { status: answer._status, delay, messageIds: ids });
-      // (said once a page: the site must point apiHost at the address that answers)
-      if (answer._redirected && answers._firstRedirect())
-        d.report(analyticsError('delivery_redirected', 'the API answered a redirect, which is not followed: messages stay queued; point apiHost at the address that answers', ids));
-    };
-    if (verdict == 'ok') {
-      retryUntil = 0;
-      answers._ok(ids, answered);
-      // (the page may go away before the delete commits: the hand-off notes them then)
-      await handoff._removed(ids);
-      // Not before the call that queued them resolved (its record stored, its own event emitted): the API can answer
-      // before a write that waits behind another (store.ts `writeBehind`), and a page that shows its calls would hear
-      // of the delivery before the call (issue 27, e2e/demo.spec.ts; test/delivery/delivered-order.test.ts).
-      await d._queue._flushed();
-      d.emit('delivered', messages);
-      return true;
-    }
-    if (verdict == 'retry') return (!answer._status && offline() && d._offline?.()), retry(), false;
-    // A 400, 413 or 422 blames a message: halves go out at once until the bad one is alone; good ones are delivered
-    // meanwhile.
-    answers._refused(ids, answered);
-    if (batch.length > 1) {
-      const half = Math.ceil(batch.length / 2);
-      return (await send(batch.slice(0, half))) && send(batch.slice(half));
-    }
-    // Alone, it is the bad one only if the API accepted a request sent since it was first refused (another half of
-    // its batch, or a later message): until then the endpoint may be what fails (a proxy, a gateway), and it is kept
-    // and retried (a message leaves the queue only after a 2xx); the rest of the pass goes on.
-    if (!answers._bad(ids[0])) return retry(), true;
-    await handoff._removed(ids);
-    d.report(analyticsError('delivery_rejected', `status ${answer._status}: the API refused message ${ids[0]}; dropped`, ids));
-    return true;
   };
 
   const pass = async (force: boolean) => {
@@ -186,11 +98,10 @@ export function createScheduler(d: SchedulerDeps) {
     // page's first IndexedDB open holds up Web Locks grants in Chromium, e2e/delivery.spec.ts "the first message of
     // a quiet spell"). Once the page left (it may be restored), the rest waits: another tab may adopt and send them.
     const alive = d._tabs._alive();
-    // Without Web Locks another tab adopts a record once it is older than the lease, even from a tab that lives (in a
-    // long outage, offline): what another tab took is let go first (only such old records can have been taken).
     const now = p._now();
-    if (d._tabs._leased() && waiting().some((r) => now - r.queuedAt > LEASE_MS)) await d._queue._reconcile();
-    for (const batch of planBatches(waiting())) if (!alive() || !(await send(batch))) break;
+    const planned = planFlush(d._queue._list(), now, d._tabs._leased());
+    for (const batch of planned || (await d._queue._reconcile(), planFlush(d._queue._list(), now, false)))
+      if (!alive() || !(await requests._send(batch))) break;
     plan();
   };
 
@@ -198,10 +109,7 @@ export function createScheduler(d: SchedulerDeps) {
   function flush(force = true): Promise<void> {
     passes++;
     // (a pass never rejects; the chain must not break if one did)
-    return (chain = chain
-      .then(() => pass(force))
-      .catch(() => {})
-      .then(() => void passes--));
+    return (chain = chain.then(() => pass(force)).catch(noop).then(() => void passes--));
   }
 
   return {
@@ -215,8 +123,8 @@ export function createScheduler(d: SchedulerDeps) {
     _exit(how: ExitKind) {
       // The deferred request is taken back first (synchronously: the browser sends what is still deferred as the page
       // goes away), so what the hand-off sends leaves once; what stays queued in a page that lives on is covered again.
-      // (Offline or in a backoff the hand-off sends nothing, and what waits stays stored for the next load: a deferred
-      // request left with the browser would deliver it too, and that load would send it again.)
+      // (Offline or in a backoff it sends nothing, and what waits stays stored for the next load: a deferred request
+      // left with the browser would deliver it too, and that load would send it again.)
       deferral._take(how != 'hidden');
       handoff._exit(how, inflight, offline() || p._now() < retryUntil);
       deferral._cover(inflight);
@@ -226,10 +134,7 @@ export function createScheduler(d: SchedulerDeps) {
      * records another tab adopted and sent meanwhile, see `queue._reconcile`).
      */
     _after(p: Promise<unknown>) {
-      chain = chain.then(() => p).then(
-        () => {},
-        () => {},
-      );
+      chain = chain.then(() => p).then(noop, noop);
     },
     /** The page is shown again (or restored from the back/forward cache): it may send, and defer, again. */
     _shown() {
@@ -238,8 +143,7 @@ export function createScheduler(d: SchedulerDeps) {
     },
     /** What was stored was erased (see `handoff._erased`): the requests in flight are noted at no exit. */
     _erased() {
-      erasures++;
-      inflight.forEach((_, id) => inflight.set(id, false));
+      requests._erased();
       handoff._erased();
       // (nothing erased may leave: the queue is empty now)
       deferral._take();

@@ -84,7 +84,7 @@ async function send(store: UseStore, source: string, list: QueueRecord[], run: D
       continue;
     }
     // Not sent: counted as a failed attempt, so the page that adopts them next backs off from there. A refused
-    // message (400, 413, 422) is the pages' to isolate (delivery/scheduler.ts); a network error is the browser's to
+    // message (400, 413, 422) is the pages' to isolate (delivery/answer.ts); a network error is the browser's to
     // retry (the sync event fails).
     for (const r of batch) r.attempts++;
     await setMany(batch.map((r) => [r.id, r]), store);

@@ -1,0 +1,79 @@
+import type { AnswerDeps } from './answer';
+import type { Deferral } from './deferral';
+import type { QueueRecord } from './records';
+import { createAnswer } from './answer';
+import { body } from './batch';
+import { stillQueued } from './flush-plan';
+import { byteLength } from '../message/validate';
+
+/** What sending needs: what acting on the answers needs (answer.ts), and the deferral. */
+export interface RequestDeps extends AnswerDeps {
+  _deferral: Deferral;
+}
+
+/**
+ * The requests of a page, one at a time (the scheduler's passes run in turn): what is in flight, how it goes (with
+ * keepalive when it fits the page's budget; again without it when the browser refused it), and when the last one
+ * went; their answers go to answer.ts.
+ */
+export function createRequests(d: RequestDeps) {
+  // message id → whether its request was sent with keepalive (it survives page exit,
+  // https://fetch.spec.whatwg.org/#concept-fetch-group-terminate, so the exit beacon skips it)
+  const inflight = new Map<string, boolean>();
+  // When this page last sent a request (the scheduler sends a message stored after a quiet spell at once).
+  let sent = -Infinity;
+  // Erasures so far (see `_erased`): a request sent before one deals with no records and notes nothing as it ends.
+  let erasures = 0;
+  const { _handoff: handoff, _deferral: deferral, _platform: p } = d;
+  const settle = createAnswer(d, send);
+
+  /** Sends the records of a planned batch still queued: false once a delivery failed and backs off. */
+  async function send(planned: QueueRecord[]): Promise<boolean> {
+    const batch = stillQueued(planned, d._queue._list());
+    if (!batch.length) return true;
+    const messages = batch.map((r) => r.message);
+    const payload = body(messages, new Date(p._now()));
+    const bytes = byteLength(payload);
+    const ids = batch.map((r) => r.id);
+    const keepalive = d._transport._fits(bytes);
+    ids.forEach((id) => inflight.set(id, keepalive));
+    // A keepalive request outlives the page: the deferred request no longer carries its messages.
+    deferral._cover(inflight, true);
+    sent = p._now();
+    const era = erasures;
+    const post = (keepalive: boolean) => d._transport._post(d.url, d.writeKey, payload, bytes, keepalive);
+    let answer = await post(keepalive);
+    // Whether a page exit took over this keepalive request, which failed without an answer (see `handoff._tookOver`).
+    let tookOver = false;
+    // (a redirect is the API's answer, not the browser refusing a keepalive request: nothing to send again)
+    if (!answer._status && keepalive && !answer._redirected) {
+      tookOver = await handoff._tookOver(ids);
+      // Otherwise the browser may have refused the request itself (its keepalive budget, shared with beacons,
+      // https://fetch.spec.whatwg.org/#http-network-or-cache-fetch "inflight keepalive bytes"): that is not the
+      // server failing, so it goes again at once, without keepalive.
+      // (not once erased meanwhile: nothing erased may leave; sim seed 137, issue 27)
+      if (!tookOver && era == erasures) {
+        ids.forEach((id) => inflight.set(id, false));
+        // (sent without keepalive, it dies with the page: the deferred request covers it again)
+        deferral._cover(inflight, true);
+        answer = await post(false);
+      }
+    }
+    // (before `send` settles, on every path: a pass plans only with nothing in flight, flush-plan.ts)
+    ids.forEach((id) => inflight.delete(id));
+    return settle(batch, answer, tookOver, era != erasures);
+  }
+
+  return {
+    _send: send,
+    /** What is in flight: message id → whether with keepalive (the deferral and the hand-off leave those out). */
+    _inflight: inflight,
+    /** When this page last sent a request (ms, the platform's clock). */
+    _sent: () => sent,
+    /** What was stored was erased: the requests in flight are noted at no exit, and none is sent again. */
+    _erased() {
+      erasures++;
+      inflight.forEach((_, id) => inflight.set(id, false));
+    },
+  };
+}
