@@ -8,6 +8,7 @@ import { createHandoff } from './handoff';
 import { createScheduler, type Scheduler } from './scheduler';
 import { finishHandoffs } from './exit-note';
 import { browserPlatform, type NoteStorage, type Platform } from './platform';
+import { sayOnce } from './said';
 // (offline, under a service worker of the site: src/offline/sync-request.ts)
 import { mirrored, requestSync } from '../offline/sync-request';
 
@@ -76,8 +77,10 @@ export function startDelivery(s: DeliverySettings): Delivery {
     tabs._leased,
   );
   const transport = createTransport(p);
-  const handoff = createHandoff({ ...s, _queue: queue, _transport: transport, _platform: p });
-  const scheduler = createScheduler({ ...s, _queue: queue, _tabs: tabs, _transport: transport, _handoff: handoff, _platform: p, _offline: requestSync });
+  // ('delivered' said once per message, whichever way it left: said.ts)
+  const emit = sayOnce(s.emit);
+  const handoff = createHandoff({ ...s, emit, _queue: queue, _transport: transport, _platform: p });
+  const scheduler = createScheduler({ ...s, emit, _queue: queue, _tabs: tabs, _transport: transport, _handoff: handoff, _platform: p, _offline: requestSync });
   tabs._enter();
   // Under the tabs' lock, so two tabs never adopt the same orphan, and only after ORPHAN_GRACE_MS (see
   // `queue._adopt`). Without Web Locks nothing tells us when a tab dies: look again when the oldest record left to
