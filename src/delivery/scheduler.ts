@@ -100,6 +100,9 @@ export function createScheduler(d: SchedulerDeps) {
     const payload = body(messages, new Date(p._now()));
     const bytes = byteLength(payload);
     const ids = batch.map((r) => r.id);
+    // The deferred request that carries them holds the page's keepalive budget: taken back first, else the browser may
+    // refuse this request, and a page exit before the refusal is heard notes it as handed (sim seed 10764, issue 27).
+    deferral._take();
     const keepalive = d._transport._fits(bytes);
     ids.forEach((id) => inflight.set(id, keepalive));
     // A keepalive request outlives the page: the deferred request no longer carries its messages.
