@@ -92,6 +92,11 @@ export function createScheduler(d: SchedulerDeps) {
   };
 
   const send = async (planned: QueueRecord[]): Promise<boolean> => {
+    // Without Web Locks another tab adopts a record a lease after it was queued or last claimed, even from a tab that
+    // lives (in a long outage, offline), and two tabs may adopt one at once: what another tab took is let go first, and
+    // the rest claimed anew, before each request of records queued over half a lease ago (a pass of many, a 413 split,
+    // outlasts a lease, and a request may take TIMEOUT_MS: sim seed 13657, another tab adopted and sent one in flight).
+    if (d._tabs._leased() && planned.some((r) => p._now() - r.queuedAt > LEASE_MS / 2)) await d._queue._reconcile();
     // A page exit (only hidden) may have handed some of them to the browser since this pass planned its batches.
     const queued = new Set(d._queue._list());
     const batch = planned.filter((r) => queued.has(r));
@@ -189,10 +194,6 @@ export function createScheduler(d: SchedulerDeps) {
     // page's first IndexedDB open holds up Web Locks grants in Chromium, e2e/delivery.spec.ts "the first message of
     // a quiet spell"). Once the page left (it may be restored), the rest waits: another tab may adopt and send them.
     const alive = d._tabs._alive();
-    // Without Web Locks another tab adopts a record once it is older than the lease, even from a tab that lives (in a
-    // long outage, offline): what another tab took is let go first (only such old records can have been taken).
-    const now = p._now();
-    if (d._tabs._leased() && waiting().some((r) => now - r.queuedAt > LEASE_MS)) await d._queue._reconcile();
     for (const batch of planBatches(waiting())) if (!alive() || !(await send(batch))) break;
     plan();
   };
