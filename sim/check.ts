@@ -25,16 +25,17 @@ export function check(w: World): string[] {
   // or never given, a deferred request the browser sent for a page that died without an event.
   for (const [id, count] of delivered) if (count > 1 && !carried.get(id)?.unknowable) out.push(`duplicate: ${id} delivered ${count} times, and no request of it was unknowable`);
   for (const r of log) {
-    if (r.via == 'later' && w.unreachable.has(r.page as never)) continue;
+    // A deferred request its page handed to the browser before an erasure made while it ran no script (see `erase`).
+    const handedBefore = (erasure: number) => r.via == 'later' && r.since! <= erasure && !!w.unreachable.get(r.page as never)?.includes(erasure);
     const binding = r.writeKey + ' ' + r.url;
     for (const id of r.ids) {
       const a = w.accepted.get(id);
       if (!a) out.push(`request #${r.n} (${r.via}) carried ${id}, which no call queued`);
       else if (a.binding != binding) out.push(`request #${r.n} (${r.via}) sent ${id} under "${binding}", queued under "${a.binding}"`);
       const erased = w.erased.get(id);
-      if (erased != null && r.at > erased) out.push(`request #${r.n} (${r.via}) sent ${id} after its erasure`);
+      if (erased != null && r.at > erased && !handedBefore(erased)) out.push(`request #${r.n} (${r.via}) sent ${id} after its erasure`);
     }
-    if (r.at > w.optedOutAt) out.push(`request #${r.n} (${r.via}) of ${r.page.id} sent after the opt-out`);
+    if (r.at > w.optedOutAt && !handedBefore(w.optedOutAt)) out.push(`request #${r.n} (${r.via}) of ${r.page.id} sent after the opt-out`);
   }
   return out;
 }

@@ -3,8 +3,9 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 // The virtual event loop: one clock for the whole simulated browser, tasks ordered by (time, sequence), and the
 // page each task belongs to (carried through promise continuations by AsyncLocalStorage, so a global the delivery
 // code reads at call time, such as setTimeout or localStorage, answers for the page that calls it). No real timer
-// is used: between two virtual tasks the loop lets real microtasks and setImmediate callbacks (fake-indexeddb's
-// scheduler) run until none is left.
+// is used: between two virtual tasks the loop lets setImmediate callbacks (fake-indexeddb's scheduler: IndexedDB's
+// tasks) run until none is left, or only some rounds of them; real microtasks always run to the end before the next
+// task, as a browser's microtask checkpoint does after every task (https://html.spec.whatwg.org/#perform-a-microtask-checkpoint).
 
 /** What the loop knows of a page (the browser's Page adds the rest). */
 export interface Agent {
@@ -31,17 +32,13 @@ export function createLoop(start: number, onThrow: (e: unknown, agent?: Agent) =
   let seq = 0;
   const tasks: Task[] = [];
   const byId = new Map<number, Task>();
-  let immediates = 0;
   // Tasks run in a row without the clock moving.
   let same = 0;
-  // fake-indexeddb schedules with globalThis.setImmediate, read at each call: counted, so the loop knows when
-  // IndexedDB work is done.
+  // fake-indexeddb schedules with globalThis.setImmediate, read at each call: its callbacks wait here until `drain`
+  // runs them, a round at a time, so the loop knows when IndexedDB work is done, and can leave some of it undone.
+  const immediates: (() => void)[] = [];
   globalThis.setImmediate = ((fn: (...a: unknown[]) => void, ...a: unknown[]) => {
-    immediates++;
-    return realImmediate(() => {
-      immediates--;
-      fn(...a);
-    });
+    immediates.push(() => fn(...a));
   }) as typeof setImmediate;
 
   const insert = (t: Task) => {
@@ -65,6 +62,8 @@ export function createLoop(start: number, onThrow: (e: unknown, agent?: Agent) =
       onThrow(e, a);
     }
   };
+  // Once this resolves, every microtask queued before has run (Node runs them all before its next immediate), those it
+  // queued too, and no IndexedDB task has run meanwhile (they wait in `immediates`).
   const tick = () => new Promise<void>((r) => realImmediate(r));
 
   return {
@@ -84,16 +83,18 @@ export function createLoop(start: number, onThrow: (e: unknown, agent?: Agent) =
       const t = byId.get(id as number);
       if (t) (t.cancelled = true), byId.delete(t.seq);
     },
-    /** Lets real microtasks and immediates run: all of them, or `rounds` rounds (IndexedDB work left half done). */
+    /**
+     * Lets IndexedDB's tasks (immediates) run: all of them, or `rounds` rounds (IndexedDB work left half done); the
+     * microtasks of each, and those pending now, always run to the end.
+     */
     async drain(rounds = Infinity) {
-      for (let i = 0; i < rounds; i++) {
+      await tick();
+      for (let i = 0; i < rounds && immediates.length; i++) {
         // (IndexedDB work that never ends: a spin in real time, reported rather than hung on)
         if (i > 20000) throw new Error('drain: immediates never ran out');
+        // (each as a task of its own: Node runs the microtasks of one before the next)
+        for (const fn of immediates.splice(0)) realImmediate(fn);
         await tick();
-        if (!immediates) {
-          await tick();
-          if (!immediates) return;
-        }
       }
     },
     /** When the next task is due (Infinity: none). */

@@ -15,6 +15,8 @@ export interface Req {
   /** fetch (the page's own request), keepalive (fetch with keepalive), beacon, later (fetchLater activated). */
   via: 'fetch' | 'keepalive' | 'beacon' | 'later';
   at: number;
+  /** A deferred request: when its page handed it to the browser. */
+  since?: number;
   url: string;
   writeKey: string;
   ids: string[];

@@ -32,6 +32,8 @@ interface Deferred {
   body: string;
   bytes: number;
   activated: boolean;
+  /** When the page handed it to the browser. */
+  since: number;
 }
 
 /** Storage faults the driver turns on and off. */
@@ -56,7 +58,7 @@ export function createPlatform(loop: Loop, net: Net, rng: Rng, opts: { fetchLate
     for (const d of page.deferred) {
       d.activated = true;
       page.keepalive -= d.bytes;
-      const r = net.send({ page, via: 'later', at: loop.now(), url: d.url, bytes: d.bytes, body: d.body });
+      const r = net.send({ page, via: 'later', at: loop.now(), since: d.since, url: d.url, bytes: d.bytes, body: d.body });
       if (unknowable) r.unknowable = true;
     }
     page.deferred.clear();
@@ -107,7 +109,7 @@ export function createPlatform(loop: Loop, net: Net, rng: Rng, opts: { fetchLate
         const body = String(init.body);
         const bytes = Buffer.byteLength(body);
         if (page.keepalive + bytes > KEEPALIVE_QUOTA) throw new DOMException('deferred fetch quota', 'QuotaExceededError');
-        const d: Deferred = { url, body, bytes, activated: false };
+        const d: Deferred = { url, body, bytes, activated: false, since: loop.now() };
         page.deferred.add(d);
         page.keepalive += bytes;
         init.signal?.addEventListener('abort', () => {
@@ -118,7 +120,7 @@ export function createPlatform(loop: Loop, net: Net, rng: Rng, opts: { fetchLate
             if (page.deferred.delete(d)) {
               d.activated = true;
               page.keepalive -= bytes;
-              net.send({ page, via: 'later', at: loop.now(), url, bytes, body });
+              net.send({ page, via: 'later', at: loop.now(), since: d.since, url, bytes, body });
             }
           }, null);
         return { get activated() { return d.activated; } };

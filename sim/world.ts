@@ -67,8 +67,8 @@ export function createWorld(seed: number, mod: DeliveryModule) {
     /** Ids erased (consent withdrawn, opt-out): none may be sent by a request started after `erasedAt`. */
     erased: new Map<string, number>(),
     optedOutAt: Infinity,
-    /** Pages frozen or cached when an erasure was made (see `erase`). */
-    unreachable: new Set<SimPage>(),
+    /** Pages frozen or cached when an erasure was made, and when each was (see `erase`). */
+    unreachable: new Map<SimPage, number[]>(),
     /** Message id → until when its backoff forbids sending it again (cleared by an 'online' event: a forced flush). */
     backoff: new Map<string, number>(),
     /** Ids whose duplicates a schedule event makes unknowable, beside those of unknowable requests. */
@@ -161,9 +161,12 @@ export function createWorld(seed: number, mod: DeliveryModule) {
     for (const r of page.delivery._queue._list()) w.erased.set(r.id, now);
     if (process.env.SIM_DEBUG) for (const q of w.pages) if (q.delivery && !q.dead) console.log("at erasure", q.id, q.life, q.delivery._queue._list().map((r) => r.id.slice(-3) + ":" + (r as { owner?: string }).owner).join(" "));
     // A frozen or cached page runs no script: the erasure reaches it when it runs again (the API layer's consent
-    // check on resume), and what the browser sends for it meanwhile (a deferred request, at its discard) cannot be
-    // taken back: a limitation of deferred fetching, excused here and written up in sim-findings.md.
-    if (page.frozen) w.unreachable.add(page);
+    // check on resume), and what the browser sends for it meanwhile (a deferred request it handed over before, at its
+    // discard) cannot be taken back: a limitation of deferred fetching, excused here and written up in sim-findings.md.
+    // So for any other page frozen or cached then, which may hold copies of the erased records in a deferred request
+    // (without Web Locks another tab adopts a frozen page's records once their lease ended: sim seed 404; and a
+    // consent withdrawal in one page is not told to the others, CONTRACT section 3).
+    for (const q of w.pages) if (q.frozen && !q.dead) w.unreachable.set(q, [...(w.unreachable.get(q) || []), now]);
     loop.dispatch(page, () => {
       page.delivery!._queue._clear();
       page.delivery!._scheduler._erased();

@@ -150,9 +150,12 @@ export function createHandoff(d: HandoffDeps) {
       const notedIds = ids.filter((id) => handed.has(id));
       if (gone || !notedIds.length) return !!notedIds.length;
       // Noted at an exit that only hid the page, which lives on: the failure is real, and this page sends them
-      // again, so the note is taken back (else a page killed while hidden would have the next load delete them).
+      // again, so the note is taken back (else a page killed while hidden would have the next load delete them), and
+      // they are written again: another page may have deleted what the note named meanwhile (sim seed 10322: this one
+      // frozen, then gone offline, kept them in memory only), as in `answered`.
       notedIds.forEach((id) => handed.delete(id));
       unnote(notedIds, store);
+      d._queue._keep(notedIds);
       return false;
     },
 

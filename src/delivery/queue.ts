@@ -218,7 +218,10 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
       return { _left: left < Infinity ? left : 0, _due: due < Infinity ? due : 0 };
     },
 
-    /** Keeps this tab's own records only (after a bfcache restore, another tab may have adopted some). */
+    /**
+     * Keeps this tab's own records only (after a bfcache restore, or without Web Locks a lease on, another tab may have
+     * adopted some); without Web Locks, claims them anew, so that no other tab adopts them for another lease.
+     */
     async _reconcile(): Promise<void> {
       // Only records stored before the read can be missing from it: one added meanwhile (a call made as the page is
       // restored) is written after it, and no other tab has seen it.
@@ -228,6 +231,8 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
       if (!stored) return;
       const mineInStore = new Set(stored.filter((r) => r.owner == owner).map((r) => r.id));
       takeOut(before.filter((r) => !mineInStore.has(r.id)).map((r) => r.id));
+      // (not with Web Locks: a tab that adopts them between the read and this write would have them back)
+      if (leased()) records.forEach((r) => (r.claimedAt = p._now())), await save(records);
     },
   };
 }

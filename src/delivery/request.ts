@@ -3,12 +3,14 @@ import type { Deferral } from './deferral';
 import type { QueueRecord } from './records';
 import { createAnswer } from './answer';
 import { body } from './batch';
-import { stillQueued } from './flush-plan';
+import { staleClaims, stillQueued } from './flush-plan';
+import type { Tabs } from './tabs';
 import { byteLength } from '../message/validate';
 
 /** What sending needs: what acting on the answers needs (answer.ts), and the deferral. */
 export interface RequestDeps extends AnswerDeps {
   _deferral: Deferral;
+  _tabs: Tabs;
 }
 
 /**
@@ -29,12 +31,17 @@ export function createRequests(d: RequestDeps) {
 
   /** Sends the records of a planned batch still queued: false once a delivery failed and backs off. */
   async function send(planned: QueueRecord[]): Promise<boolean> {
+    // (without Web Locks, what another tab took is let go first: see `staleClaims`)
+    if (staleClaims(planned, p._now(), d._tabs._leased())) await d._queue._reconcile();
     const batch = stillQueued(planned, d._queue._list());
     if (!batch.length) return true;
     const messages = batch.map((r) => r.message);
     const payload = body(messages, new Date(p._now()));
     const bytes = byteLength(payload);
     const ids = batch.map((r) => r.id);
+    // The deferred request that carries them holds the page's keepalive budget: taken back first, else the browser may
+    // refuse this request, and a page exit before the refusal is heard notes it as handed (sim seed 10764, issue 27).
+    deferral._take();
     const keepalive = d._transport._fits(bytes);
     ids.forEach((id) => inflight.set(id, keepalive));
     // A keepalive request outlives the page: the deferred request no longer carries its messages.

@@ -98,10 +98,7 @@ export function createScheduler(d: SchedulerDeps) {
     // page's first IndexedDB open holds up Web Locks grants in Chromium, e2e/delivery.spec.ts "the first message of
     // a quiet spell"). Once the page left (it may be restored), the rest waits: another tab may adopt and send them.
     const alive = d._tabs._alive();
-    const now = p._now();
-    const planned = planFlush(d._queue._list(), now, d._tabs._leased());
-    for (const batch of planned || (await d._queue._reconcile(), planFlush(d._queue._list(), now, false)))
-      if (!alive() || !(await requests._send(batch))) break;
+    for (const batch of planFlush(d._queue._list())) if (!alive() || !(await requests._send(batch))) break;
     plan();
   };
 

@@ -97,7 +97,9 @@ export function startDelivery(s: DeliverySettings): Delivery {
             p._clearTimeout(adoptTimer);
             const now = p._now();
             let at = due || Infinity;
-            if (tabs._leased()) at = Math.min(at, now + LEASE_MS / 2, left ? left + LEASE_MS + 1 : Infinity);
+            // (a random delay past the end of a lease: two tabs whose timers fell due at once both read an orphan
+            // before either claimed it, and both sent it, sim seed 9706)
+            if (tabs._leased()) at = Math.min(at, now + LEASE_MS / 2, left ? left + LEASE_MS * (1 + p._random() / 60) : Infinity);
             if (at < Infinity) adoptTimer = p._setTimeout(() => adopt().then(scheduler._notify), at - now);
           })
           .catch(() => {}); // the store is unusable: the queue lives in memory (reported as storage_unavailable)

@@ -411,6 +411,22 @@ describe('the hand-off with the queue', () => {
   const WIDE = { maxCount: 100, maxBytes: 1e9, maxAgeMs: 1e9 };
   const events = () => ({ _expired: vi.fn(), _fallback: vi.fn() });
 
+  it('a request noted at a hide that then failed is written again: another load deleted what the note named meanwhile, and the page that sends it again may go away offline (sim seed 10322)', async () => {
+    const a = createQueue('A', WIDE, events());
+    const r = { ...record(), owner: 'A' };
+    await a._add(r);
+    const { handoff } = setup(() => true, { _queue: a });
+    handoff._exit('hidden', new Map([[r.id, true]]), false);
+    // Another page loads while this one is frozen: it deletes what the note names.
+    await finishHandoffs((ids) => createQueue('B', WIDE, events())._forget(ids));
+    const stored = () => values<QueueRecord>(createStore('svc-analytics', 'queue'));
+    expect(await stored()).toEqual([]);
+    // This page runs again and hears its request failed: it sends the record again, and stores it again.
+    expect(await handoff._tookOver([r.id])).toBe(false);
+    await drain();
+    expect((await stored()).map((s) => [s.id, s.owner])).toEqual([[r.id, 'A']]);
+  });
+
   it('the next load deletes what a page going into the back/forward cache handed to the browser, and sends none of it', async () => {
     const a = createQueue('A', WIDE, events());
     const [beaconed, flying, refused] = [record(), record(), record(70000)].map((r) => ({ ...r, owner: 'A' }));

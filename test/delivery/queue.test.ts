@@ -523,6 +523,17 @@ describe('createQueue', () => {
       expect(ids(a)).toEqual(['id-0002']);
     });
 
+    it('without Web Locks, claims what it keeps anew: no other tab adopts for another lease a record it is about to send (sim seed 13657: one adopted and sent it while it was in flight)', async () => {
+      const a = createQueue('A', WIDE, events(), undefined, undefined, () => true);
+      await a._add(rec(1, 'A', { queuedAt: Date.now() - LEASE_MS - 1 }));
+      await a._reconcile();
+      const b = createQueue('B', WIDE, events(), undefined, undefined, () => true);
+      const now = Date.now();
+      await b._adopt((r) => r.owner != 'B' && leaseOver(r, now));
+      expect(ids(b)).toEqual([]);
+      expect(ids(a)).toEqual(['id-0001']);
+    });
+
     // e2e/mobile.spec.ts "page hidden ...": a call made as the page is restored, while the store is read, is no record
     // another tab took (it lost 'After Resume' in CI).
     for (const wait of [0, 1, 2, 3, 5, 8])

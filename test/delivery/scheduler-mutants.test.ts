@@ -164,6 +164,31 @@ describe('scheduler: when it sends', () => {
     f.answer(0);
     await flushed;
   });
+  it('without Web Locks, lets go of what another tab adopted before each request of a pass, not once a pass: a pass of splits outlasts a lease (sim seed 13657)', async () => {
+    const f = slowFetch();
+    const { queue, scheduler } = setup({ leased: true });
+    // (queued just under half a lease ago: a request may take TIMEOUT_MS, so past half a lease another tab may adopt
+    // a record while it is in flight)
+    const rs = [record(), record()];
+    rs.forEach((r) => (r.queuedAt = Date.now() - LEASE_MS / 2 + 1000));
+    queue.records.push(...rs);
+    const flushed = scheduler._flush();
+    await advance(0);
+    expect(f.sent(0)).toEqual(rs.map((r) => r.id));
+    expect(queue._reconcile).not.toHaveBeenCalled();
+    // the API blames a message of the batch 2 s later: each half is sent after a reconcile
+    await advance(2000);
+    f.answer(0, 400);
+    await advance(0);
+    expect(queue._reconcile).toHaveBeenCalledTimes(1);
+    expect(f.sent(1)).toEqual([rs[0].id]);
+    f.answer(1, 200);
+    await advance(0);
+    expect(queue._reconcile).toHaveBeenCalledTimes(2);
+    expect(f.sent(2)).toEqual([rs[1].id]);
+    f.answer(2, 200);
+    await flushed;
+  });
 });
 
 describe('scheduler: offline', () => {

@@ -910,6 +910,18 @@ describe('createScheduler', () => {
       expect(live().flat()).not.toContain(first.id);
     });
 
+    it('takes the deferred request back before a request with keepalive leaves: both hold the page\'s keepalive budget, and a refusal not yet heard at a page exit is noted as handed, then deleted by the next load (sim seed 10764)', async () => {
+      const { live } = stubFetchLater();
+      const atFetch: string[][][] = [];
+      const fetch = mockFetch([{ status: 200 }]);
+      const { rs, scheduler } = await twoWaiting();
+      expect(live()).toEqual([rs.map((r) => r.id)]);
+      fetch.mockImplementation(async (_url: string, init: RequestInit) => (atFetch.push(init.keepalive ? live() : []), { status: 200, headers: { get: () => null } }));
+      await scheduler._flush();
+      expect(fetch.mock.calls.at(-1)![1].keepalive).toBe(true);
+      expect(atFetch).toEqual([[]]);
+    });
+
     it('takes the deferred request back before the exit beacon leaves, and defers nothing after pagehide until shown', async () => {
       const { held, live } = stubFetchLater();
       const atBeacon: string[][][] = [];
