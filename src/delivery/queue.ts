@@ -45,10 +45,16 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
   const removed = new WeakSet<QueueRecord>();
   // Writes records through to IndexedDB, all but those removed by the time the write runs (one sent or dropped must
   // not come back; one taken out at a page exit is written: if its hand-off is never confirmed, the next load sends it).
-  const save = (list: QueueRecord[]) =>
-    persist((idb) => setMany(list.filter((r) => !removed.has(r)).map((r) => [r.id, r]), idb));
+  const save = (list: QueueRecord[]) => {
+    const kept = list.filter((r) => !removed.has(r));
+    return persist((idb) => setMany(kept.map((r) => [r.id, r]), idb).then(() => void wrote(kept)));
+  };
+  // Records the store held once (written, or read and claimed): only those can another tab have adopted since. One a
+  // full disk never let be written lives in this page's memory only, and `_reconcile` keeps it.
+  const written = new WeakSet<QueueRecord>();
+  const wrote = (list: QueueRecord[]) => (list.forEach((r) => written.add(r)), 1);
   // Resolves to whether these records are written.
-  const claim = (list: QueueRecord[]) => persist((idb) => setMany(list.map((r) => [r.id, r]), idb).then(() => 1));
+  const claim = (list: QueueRecord[]) => persist((idb) => setMany(list.map((r) => [r.id, r]), idb).then(() => wrote(list)));
   const writer = writeBehind(save);
   // This page's records with these ids, in order.
   const pick = (ids: string[]) => {
@@ -230,7 +236,8 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
       const stored = (await persist((idb) => values<QueueRecord>(idb))) as QueueRecord[] | undefined;
       if (!stored) return;
       const mineInStore = new Set(stored.filter((r) => r.owner == owner).map((r) => r.id));
-      takeOut(before.filter((r) => !mineInStore.has(r.id)).map((r) => r.id));
+      // (a record never written is in memory only: no other tab has seen it; a full disk must not lose it)
+      takeOut(before.filter((r) => written.has(r) && !mineInStore.has(r.id)).map((r) => r.id));
       // (not with Web Locks: a tab that adopts them between the read and this write would have them back)
       if (leased()) records.forEach((r) => (r.claimedAt = p._now())), await save(records);
     },

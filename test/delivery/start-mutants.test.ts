@@ -304,3 +304,32 @@ describe('startDelivery: the page lifecycle', () => {
     expect(f.sent()).toEqual([['m1']]);
   });
 });
+describe('startDelivery: a full disk and the back/forward cache', () => {
+  it('a record a full disk refused to store is still sent after a restore', async () => {
+    const locks = fakeLocks();
+    const f = fakePlatform({ _locks: locks.manager });
+    f.api.status = 503;
+    f.api.retryAfter = '3600';
+    const { d } = start(f);
+    await f.advance(10);
+    await d._ready;
+    await d._queue._add(rec('m1', 'A', f.now()));
+    d._scheduler._notify();
+    await f.advance(10);
+    const put = vi.spyOn((globalThis as any).IDBObjectStore.prototype, 'put').mockImplementation(() => {
+      throw new DOMException('quota exceeded', 'QuotaExceededError');
+    });
+    await d._queue._add(rec('m2', 'A', f.now()));
+    d._scheduler._notify();
+    f.handlers[0]._exit('hidden');
+    f.handlers[0]._exit('cached');
+    await f.advance(10);
+    f.handlers[0]._resume(true);
+    await f.advance(10);
+    put.mockRestore();
+    f.api.status = 200;
+    await d._scheduler._flush();
+    await f.advance(10);
+    expect(f.sent().flat()).toContain('m2');
+  });
+});
