@@ -187,6 +187,20 @@ describe('startDelivery: adopting what other tabs left', () => {
     expect(f.sent()).toEqual([['o1']]);
   });
 
+  it('a page that replaces a discarded one and makes no call sends what it adopted at start (sim seed 3035)', async () => {
+    for (const locks of [undefined, fakeLocks().manager]) {
+      (globalThis as any).indexedDB = new IDBFactory();
+      const f = fakePlatform({ _wasDiscarded: true, _locks: locks });
+      await leave(rec('o1', 'gone-tab', T0 - LEASE_MS - 1000));
+      const { d } = start(f);
+      await d._ready;
+      // no call, no flush(), no exit: the adoption alone plans the send (with Web Locks nothing else looks again)
+      await f.advance(10);
+      expect(f.sent()).toEqual([['o1']]);
+      expect(d._queue._list()).toEqual([]);
+    }
+  });
+
   it('adopts nothing while nothing may be stored or sent (a withdrawal, an opt-out)', async () => {
     const f = fakePlatform({ _wasDiscarded: true });
     await leave(rec('o1', 'gone-tab', T0 - LEASE_MS - 1000));
