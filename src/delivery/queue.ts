@@ -86,7 +86,8 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
       const r = handedOut.get(id);
       if (r) removed.add(r), handedOut.delete(id);
     }
-    return forget(ids);
+    // (a store that never answered holds nothing of this page's: they are gone, and the exit note lets go of them)
+    return persist._open() ? forget(ids) : Promise.resolve(true);
   };
 
   // Records are in id (call time) order, so expired ones are a prefix: cheap on every call.
