@@ -14,14 +14,14 @@ const MUTANTS = [
   {
     name: 'retry-wait: a tab closed during a retry wait leaves its deferred request with the browser (742c5a5)',
     file: 'delivery/scheduler.ts',
-    from: /deferral\._take\(how != 'hidden'\);\n(\s*)handoff\._exit\(how, inflight, ([^;]*)\);\n\s*deferral\._cover\(inflight\);/,
-    to: "const keep = how == 'discarded' && ($2);\n$1if (!keep) deferral._take(how != 'hidden');\n$1handoff._exit(how, inflight, $2);\n$1if (!keep) deferral._cover(inflight);",
+    from: /deferral\._take\(how != 'hidden'\);\n(\s*)(d\.open\(\) && )?handoff\._exit\(how, inflight, ([^;]*)\);\n\s*deferral\._cover\(inflight\);/,
+    to: "const keep = how == 'discarded' && ($3);\n$1if (!keep) deferral._take(how != 'hidden');\n$1$2handoff._exit(how, inflight, $3);\n$1if (!keep) deferral._cover(inflight);",
   },
   {
     name: 'bfcache: a page entering the back/forward cache keeps its deferred request (before ebae781)',
     file: 'delivery/scheduler.ts',
-    from: /deferral\._take\(how != 'hidden'\);\n(\s*)handoff\._exit\(how, inflight, ([^;]*)\);\n\s*deferral\._cover\(inflight\);/,
-    to: "if (how != 'cached') deferral._take(how != 'hidden');\n$1handoff._exit(how, inflight, $2);\n$1if (how != 'cached') deferral._cover(inflight);",
+    from: /deferral\._take\(how != 'hidden'\);\n(\s*)(d\.open\(\) && )?handoff\._exit\(how, inflight, ([^;]*)\);\n\s*deferral\._cover\(inflight\);/,
+    to: "if (how != 'cached') deferral._take(how != 'hidden');\n$1$2handoff._exit(how, inflight, $3);\n$1if (how != 'cached') deferral._cover(inflight);",
   },
   {
     name: 'redirect: a redirect answer counted as delivered (before d6b13be)',

@@ -7,6 +7,8 @@ import { KEEPALIVE_LIMIT } from './transport';
 /** What the deferral needs: what the hand-off needs, and the hand-off (which removes what the browser sent). */
 export interface DeferralDeps extends HandoffDeps {
   _handoff: Handoff;
+  /** False while nothing may be sent (see `SchedulerDeps.open`): nothing is deferred. */
+  open(): boolean;
 }
 
 /**
@@ -53,7 +55,7 @@ export function createDeferral(d: DeferralDeps) {
 
   const cover = (inflight: ReadonlyMap<string, boolean>) => {
     take();
-    if (gone || !d._transport._defer) return;
+    if (gone || !d._transport._defer || !d.open()) return;
     // Over the quota (QuotaExceededError: other requests of the page to that origin, a `deferred-fetch` permissions
     // policy that allows none, a long URL or referrer), or refused for another reason: cover fewer, the oldest first;
     // the rest leaves with this page's own requests, or the next load.

@@ -33,6 +33,30 @@ function orphanClock() {
 }
 
 /**
+ * What `_adopt` does with the store as read at `now` (pure but for `dueOf`, the orphan clock, asked once per orphan):
+ * another write key's or host's records (`source`) are not ours to send, or to count: they wait for a page with
+ * theirs, and are deleted (`stale`) once older than this page's `maxAgeMs` (none may come again). Only orphans are
+ * adopted: this tab's own records live in memory, which is authoritative (one of ours read here may be one just
+ * delivered whose delete has not committed yet; taking it back would send it twice). `left`: when the lease of the
+ * oldest record left to other tabs began (tabs.ts `leaseOver`); `due`: when an orphan seen but not yet adopted may be.
+ */
+function planAdoption(all: QueueRecord[], mine: QueueRecord[], owner: string, source: string | undefined, maxAgeMs: number, now: number, isOrphan: (r: QueueRecord) => boolean, dueOf: (r: QueueRecord) => number) {
+  const foreign = all.filter((r) => r.source && r.source != source);
+  const ids = new Set(mine.map((r) => r.id));
+  const others = all.filter((r) => !foreign.includes(r) && !ids.has(r.id) && r.owner != owner);
+  const orphans = others.filter(isOrphan);
+  let due = Infinity;
+  // (the grace asked once per orphan and read: `dueOf` is the orphan clock)
+  const adopted = orphans.filter((r) => {
+    const at = dueOf(r);
+    if (at) due = Math.min(due, at);
+    return !at;
+  });
+  const left = others.filter((r) => !orphans.includes(r)).reduce((oldest, r) => Math.min(oldest, r.claimedAt || r.queuedAt), Infinity);
+  return { stale: foreign.filter((r) => now - r.queuedAt > maxAgeMs).map((r) => r.id), adopted, left, due };
+}
+
+/**
  * This tab's queue: an ordered in-memory list of its records, written through to IndexedDB (one transaction per
  * burst of calls) so a closed page's messages are sent by the next load; falls back to memory when IndexedDB fails.
  */
@@ -195,25 +219,9 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
     async _adopt(isOrphan: (r: QueueRecord) => boolean, graceMs = 0, held: () => boolean = () => true): Promise<{ _left: number; _due: number }> {
       const now = p._now();
       const all = ((await persist((idb) => values<QueueRecord>(idb))) || []).filter((r) => r && r.id && r.message);
-      // Another write key's or host's records are not ours to send, or to count: they wait for a page with theirs,
-      // and are deleted here once older than this page's bound (none may come again).
-      const foreign = all.filter((r) => r.source && r.source != source);
-      const stale = foreign.filter((r) => now - r.queuedAt > bounds.maxAgeMs).map((r) => r.id);
+      const { stale, adopted, left, due: seen } = planAdoption(all, records, owner, source, bounds.maxAgeMs, now, isOrphan, (r) => orphanDue(r.id, now, graceMs));
       if (stale.length) forget(stale);
-      const stored = all.filter((r) => !foreign.includes(r));
-      const mine = new Set(records.map((r) => r.id));
-      // Only orphans: this tab's own records live in memory, which is authoritative. One of ours read here may be
-      // one just delivered whose delete has not committed yet; taking it back would send it twice.
-      const others = stored.filter((r) => !mine.has(r.id) && r.owner != owner);
-      const orphans = others.filter(isOrphan);
-      let due = Infinity;
-      const adopted = orphans.filter((r) => {
-        const at = orphanDue(r.id, now, graceMs);
-        if (at) due = Math.min(due, at);
-        return !at;
-      });
-      // (when the lease of the oldest of them ends: see tabs.ts `leaseOver`)
-      const left = others.filter((r) => !orphans.includes(r)).reduce((oldest, r) => Math.min(oldest, r.claimedAt || r.queuedAt), Infinity);
+      let due = seen;
       // The page left (and may be restored) since the tabs' lock was granted: another tab may adopt them now.
       if (adopted.length && held()) {
         for (const r of adopted) (r.owner = owner), (r.claimedAt = now);

@@ -11,6 +11,8 @@ import { byteLength } from '../message/validate';
 export interface RequestDeps extends AnswerDeps {
   _deferral: Deferral;
   _tabs: Tabs;
+  /** False while nothing may be sent (scheduler.ts `SchedulerDeps.open`). */
+  open(): boolean;
 }
 
 /**
@@ -31,6 +33,8 @@ export function createRequests(d: RequestDeps) {
 
   /** Sends the records of a planned batch still queued: false once a delivery failed and backs off. */
   async function send(planned: QueueRecord[]): Promise<boolean> {
+    // (nothing may be sent: an opt-out or a withdrawal this page has not heard of yet, sim seed 7308)
+    if (!d.open()) return true;
     // (without Web Locks, what another tab took is let go first: see `staleClaims`)
     if (staleClaims(planned, p._now(), d._tabs._leased())) await d._queue._reconcile();
     const batch = stillQueued(planned, d._queue._list());

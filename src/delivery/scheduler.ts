@@ -20,6 +20,11 @@ export interface SchedulerDeps extends HandoffDeps {
   flushInterval: number;
   report(error: AnalyticsError): void;
   emit(name: 'delivered' | 'retry', ...args: unknown[]): void;
+  /**
+   * False while nothing may be sent (an opt-out, a withdrawal: start.ts): asked before each request and page exit, since
+   * a page frozen as another tab opted out may run its overdue timers before it hears of it (sim seed 7308).
+   */
+  open(): boolean;
   /** A send failed for lack of a network (src/offline: a service worker of the site may deliver later). */
   _offline?(): void;
 }
@@ -77,7 +82,7 @@ export function createScheduler(d: SchedulerDeps) {
     deferral._cover(inflight, true);
     const list = d._queue._list();
     const count = list.length - inflight.size;
-    if (count <= 0) return;
+    if (count <= 0 || !d.open()) return;
     const now = p._now();
     if (now < retryUntil) arm(retryUntil - now);
     // Nothing in flight and nothing sent for an interval: the first message of a quiet spell goes at once (what
@@ -123,7 +128,7 @@ export function createScheduler(d: SchedulerDeps) {
       // (Offline or in a backoff it sends nothing, and what waits stays stored for the next load: a deferred request
       // left with the browser would deliver it too, and that load would send it again.)
       deferral._take(how != 'hidden');
-      handoff._exit(how, inflight, offline() || p._now() < retryUntil);
+      d.open() && handoff._exit(how, inflight, offline() || p._now() < retryUntil);
       deferral._cover(inflight);
     },
     /**

@@ -38,7 +38,7 @@ it('a page cached in a backoff, whose record another tab adopted and delivered, 
   api.status = 200;
   const qB = createQueue('B', DEFAULT_BOUNDS, { _expired: vi.fn(), _fallback: vi.fn() }, 'wk ' + URL_);
   const tB = createTabs('B', () => {});
-  const dB = { _queue: qB, _tabs: tB, _transport: createTransport(), _platform: browserPlatform(), url: URL_, writeKey: 'wk', flushAt: 20, flushInterval: 1000, report: vi.fn(), emit: vi.fn() };
+  const dB = { _queue: qB, _tabs: tB, _transport: createTransport(), _platform: browserPlatform(), url: URL_, writeKey: 'wk', flushAt: 20, flushInterval: 1000, report: vi.fn(), emit: vi.fn(), open: () => true };
   const sB = createScheduler({ ...dB, _handoff: createHandoff(dB) });
   await adoptOrphans(qB, await tB._orphans(), 0);
   await sB._flush();

@@ -24,6 +24,7 @@ function setup(writeKey: string, missing = false) {
     url: 'https://api.test/v1/batch',
     writeKey,
     emit: vi.fn(),
+    open: () => true,
   });
   return { queue, bodies, deferral };
 }

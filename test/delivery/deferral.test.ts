@@ -42,6 +42,7 @@ function setup(refuse: (body: string) => boolean = () => false, missing = false)
     url: URL_,
     writeKey: KEY,
     emit,
+    open: () => true,
   });
   // The requests the browser would send if the page died now.
   const live = () => held.filter((h) => !h.aborted && !h.sent);

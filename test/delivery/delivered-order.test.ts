@@ -40,6 +40,7 @@ describe("'delivered'", () => {
       writeKey: 'wk',
       flushAt: 20,
       flushInterval: 1000,
+      open: () => true,
       report: vi.fn(),
       emit: (name: string, messages?: unknown) => {
         if (name == 'delivered') order.push('delivered ' + (messages as Message[]).map((m) => m.messageId).join());

@@ -15,7 +15,7 @@ import type { Message } from '../../src/message/types';
 function tab(owner: string) {
   const queue = createQueue(owner, DEFAULT_BOUNDS, { _expired: vi.fn(), _fallback: vi.fn() }, 'wk ' + URL_);
   const tabs = createTabs(owner, () => {});
-  const deps = { _queue: queue, _tabs: tabs, _transport: createTransport(), _platform: browserPlatform(), url: URL_, writeKey: 'wk', flushAt: 20, flushInterval: 1000, report: vi.fn(), emit: vi.fn() };
+  const deps = { _queue: queue, _tabs: tabs, _transport: createTransport(), _platform: browserPlatform(), url: URL_, writeKey: 'wk', flushAt: 20, flushInterval: 1000, report: vi.fn(), emit: vi.fn(), open: () => true };
   const scheduler = createScheduler({ ...deps, _handoff: createHandoff(deps) });
   tabs._enter();
   return { queue, tabs, scheduler };

@@ -31,6 +31,7 @@ export function setup(over: Partial<Omit<SchedulerDeps, '_handoff'>> & { leased?
     flushInterval: 1000,
     report,
     emit,
+    open: () => true,
     ...over,
   };
   const scheduler = createScheduler({ ...deps, _handoff: createHandoff(deps) });

@@ -857,6 +857,28 @@ describe('createScheduler', () => {
     });
   });
 
+  it('sends, hands over and defers nothing while nothing may be sent: a page frozen as another tab opted out runs its overdue timers before it hears of it (sim seed 7308)', async () => {
+    const fetch = mockFetch([{ status: 200 }]);
+    const beacon = vi.fn(() => true);
+    stubBeacon(beacon);
+    const fetchLater = vi.fn(() => ({ activated: false }));
+    (window as any).fetchLater = fetchLater.bind(null);
+    let open = true;
+    const { add, scheduler, queue } = setup({ flushAt: 1, open: () => open });
+    open = false;
+    const rs = add(record(), record());
+    await advance(1000);
+    await scheduler._flush();
+    scheduler._exit('hidden');
+    scheduler._exit('discarded');
+    delete (window as any).fetchLater;
+    expect(fetch).not.toHaveBeenCalled();
+    expect(beacon).not.toHaveBeenCalled();
+    expect(fetchLater).not.toHaveBeenCalled();
+    expect(queue.records).toEqual(rs);
+    expect(note()).toBeNull();
+  });
+
   describe('deferral', () => {
     // The deferral itself is tested in deferral.test.ts; these tests cover when the scheduler defers and takes back.
     // fetchLater as the browser holds its requests: `live` are those it would send if the page died now. (A timer
