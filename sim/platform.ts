@@ -232,7 +232,10 @@ export function createPlatform(loop: Loop, net: Net, rng: Rng, opts: { fetchLate
     bury(page: Page) {
       page.dead = true;
       page.life = 'dead';
-      for (const r of page.inflight) r.unknowable = true;
+      // (a deferred request the browser sent as the page went, and a beacon, were handed over by the page: whether
+      // their records stay stored for the next load is the library's decision, known when it made it; a crash marks
+      // its deferred requests unknowable as it activates them, world.ts `kill`)
+      for (const r of page.inflight) if (r.via != 'later' && r.via != 'beacon') r.unknowable = true;
       for (const r of net.log) if (r.page == page && (r.via == 'fetch' || r.via == 'keepalive') && !r.heard) r.unknowable = true;
       for (const e of channels) if (e.page == page) channels.delete(e);
       locks.release(page);
