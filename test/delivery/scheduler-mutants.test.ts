@@ -1,10 +1,10 @@
 // More of the scheduler's contract (when it sends, what it tells, what an exit notes), found missing by mutation
 // testing (StrykerJS, `npm run mutate`). The setup is that of scheduler.test.ts.
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { LEASE_MS } from '../../src/delivery/tabs';
 import type { Message } from '../../src/message/types';
 import { record } from '../fake-queue';
-import { setup } from './scheduler-setup';
+import { advance, setup, useSchedulerClock } from './scheduler-setup';
 
 
 const note = () => JSON.parse(localStorage.getItem('svc_sent') || 'null') as string[] | null;
@@ -24,25 +24,8 @@ function slowFetch() {
 }
 
 
-const drain = async () => {
-  for (let i = 0; i < 5; i++) await new Promise<void>((r) => setImmediate(r));
-};
-const advance = async (ms: number) => {
-  await vi.advanceTimersByTimeAsync(ms);
-  await drain();
-};
 
-beforeEach(() => {
-  localStorage.clear();
-  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
-  vi.setSystemTime(new Date('2026-01-01T00:00:00Z'));
-});
-afterEach(() => {
-  localStorage.clear();
-  vi.useRealTimers();
-  vi.unstubAllGlobals();
-  vi.restoreAllMocks();
-});
+useSchedulerClock();
 
 describe('scheduler: when it sends', () => {
   it('a message stored while a slow request is in flight waits for its interval, not just for that answer', async () => {

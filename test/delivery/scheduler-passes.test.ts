@@ -1,17 +1,10 @@
 // One pass at a time, one request at a time in a page: a pass plans its batches only when none of this page's
 // requests is in flight, so what it plans needs no in-flight filter (flush-plan.ts).
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Message } from '../../src/message/types';
 import { record } from '../fake-queue';
-import { setup } from './scheduler-setup';
+import { advance, setup, useSchedulerClock } from './scheduler-setup';
 
-const drain = async () => {
-  for (let i = 0; i < 5; i++) await new Promise<void>((r) => setImmediate(r));
-};
-const advance = async (ms: number) => {
-  await vi.advanceTimersByTimeAsync(ms);
-  await drain();
-};
 
 // fetch whose answers the test gives, one at a time; counts the requests open at once.
 function slowFetch() {
@@ -30,17 +23,7 @@ function slowFetch() {
   return { fn, seen, answer: (status = 200) => answers.shift()!(status) };
 }
 
-beforeEach(() => {
-  localStorage.clear();
-  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
-  vi.setSystemTime(new Date('2026-01-01T00:00:00Z'));
-});
-afterEach(() => {
-  localStorage.clear();
-  vi.useRealTimers();
-  vi.unstubAllGlobals();
-  vi.restoreAllMocks();
-});
+useSchedulerClock();
 
 describe('createScheduler: passes', () => {
   it('starts a flush asked for while a request is in flight only after its answer, and sends none of its messages again', async () => {

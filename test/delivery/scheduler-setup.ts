@@ -1,4 +1,4 @@
-import { vi } from 'vitest';
+import { afterEach, beforeEach, vi } from 'vitest';
 import { browserPlatform } from '../../src/delivery/platform';
 import { createScheduler, type SchedulerDeps } from '../../src/delivery/scheduler';
 import { createHandoff } from '../../src/delivery/handoff';
@@ -43,4 +43,28 @@ export function setup(over: Partial<Omit<SchedulerDeps, '_handoff'>> & { leased?
     return rs;
   };
   return { queue, scheduler, report, emit, add, transport };
+}
+
+/** Lets the IndexedDB-less promise chains of a pass settle (a few macrotasks). */
+export const drain = async () => {
+  for (let i = 0; i < 5; i++) await new Promise<void>((r) => setImmediate(r));
+};
+/** Moves the fake clock on by `ms`, then lets what it started settle. */
+export const advance = async (ms: number) => {
+  await vi.advanceTimersByTimeAsync(ms);
+  await drain();
+};
+/** The scheduler tests' clock: fake timers and Date from 2026-01-01, a clean localStorage, and everything restored after. */
+export function useSchedulerClock() {
+  beforeEach(() => {
+    localStorage.clear();
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+    vi.setSystemTime(new Date('2026-01-01T00:00:00Z'));
+  });
+  afterEach(() => {
+    localStorage.clear();
+    vi.useRealTimers();
+    vi.unstubAllGlobals();
+    vi.restoreAllMocks();
+  });
 }

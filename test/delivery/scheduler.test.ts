@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { IDBFactory } from 'fake-indexeddb';
 import { createStore, values } from 'idb-keyval';
 import type { SchedulerDeps } from '../../src/delivery/scheduler';
@@ -7,7 +7,7 @@ import type { Tabs } from '../../src/delivery/tabs';
 import type { Message } from '../../src/message/types';
 import { byteLength } from '../../src/message/validate';
 import { record } from '../fake-queue';
-import { setup, URL_, KEY } from './scheduler-setup';
+import { KEY, URL_, advance, drain, setup, useSchedulerClock } from './scheduler-setup';
 
 
 interface Reply {
@@ -49,25 +49,8 @@ function expectSentAgainWithoutKeepalive(fetch: { mock: { calls: unknown[][] } }
 }
 
 // Lets pending promise chains (fetch answers, queue removals) run without moving the fake clock.
-const drain = async () => {
-  for (let i = 0; i < 5; i++) await new Promise<void>((r) => setImmediate(r));
-};
-const advance = async (ms: number) => {
-  await vi.advanceTimersByTimeAsync(ms);
-  await drain();
-};
 
-beforeEach(() => {
-  localStorage.clear();
-  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
-  vi.setSystemTime(new Date('2026-01-01T00:00:00Z'));
-});
-afterEach(() => {
-  localStorage.clear();
-  vi.useRealTimers();
-  vi.unstubAllGlobals();
-  vi.restoreAllMocks();
-});
+useSchedulerClock();
 
 describe('createScheduler', () => {
   describe('notify', () => {
