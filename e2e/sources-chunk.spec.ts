@@ -159,3 +159,40 @@ test('trackPageViews with a sources chunk that cannot load: the page view at loa
   await page.waitForFunction(() => (window as any).__errors.includes('chunk_unavailable'));
   expect(pageErrors).toEqual([]);
 });
+
+test('trackPageViews: on back, forward and hash changes the page view comes before the events of an app listening since before the chunk came, a frame after the change', async ({ page, site, collector }) => {
+  const fetched = sourcesFetches(page);
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  await page.route(SOURCES, async (route: Route) => {
+    await held;
+    await route.continue();
+  });
+  await openPageViews(page, site);
+  await collector.waitFor(1, { type: 'page' });
+  await expect.poll(() => fetched.length).toBe(1);
+  // The app's router, as the demo's: it starts listening while the chunk loads, and tracks its route's event a frame
+  // after the change (once the page view is sent, as it expects).
+  await page.evaluate(() => {
+    const later = (name: string) => requestAnimationFrame(() => setTimeout(() => (window as any).analytics.track(name, { at: location.search + location.hash })));
+    addEventListener('popstate', () => later('Route Viewed'));
+    addEventListener('hashchange', () => later('Hash Viewed'));
+  });
+  release();
+  await page.evaluate(() => history.pushState({}, '', '/basic.html?step=2'));
+  await collector.waitFor(2, { type: 'page' });
+  await page.evaluate(() => history.pushState({}, '', '/basic.html?step=3'));
+  await collector.waitFor(3, { type: 'page' });
+  await page.goBack();
+  await collector.waitFor(1, { event: 'Route Viewed' });
+  await page.goForward();
+  await collector.waitFor(2, { event: 'Route Viewed' });
+  // (a hash change is a popstate too)
+  await page.evaluate(() => (location.hash = 'part'));
+  await collector.waitFor(1, { event: 'Hash Viewed' });
+  await quiet(collector, 300);
+  const label = (m: any) => (m.type == 'page' ? 'page ' + m.properties.search + m.properties.url.replace(/^[^#]*/, '') : m.event + ' ' + m.properties.at);
+  const all = (await collector.messages()).filter((m: any) => m.type == 'page' || m.event).map(label);
+  expect(all.slice(3)).toEqual(['page ?step=2', 'Route Viewed ?step=2', 'page ?step=3', 'Route Viewed ?step=3', 'page ?step=3#part', 'Route Viewed ?step=3#part', 'Hash Viewed ?step=3#part']);
+  expect(fetched).toHaveLength(1);
+});

@@ -98,9 +98,15 @@ export function createAnalytics(stages: {
       calls.loaded();
       calls.resume(instance);
       // trackPageViews: the page view at load goes now; the watch of later URL changes comes with the sources chunk.
-      const url = wireUrl(location.href);
-      const view = (page: RecordedPage) => void (page[0] != calls.pagedUrl() && invoke('page', [], { page, time: Date.now() }));
-      if (options.trackPageViews) view([url, document.title, document.referrer]), sources((s) => s.pageViews(view, url, wireUrl));
+      if (options.trackPageViews) {
+        const url = wireUrl(location.href);
+        const view = (page: RecordedPage) => void (page[0] != calls.pagedUrl() && invoke('page', [], { page, time: Date.now() }));
+        view([url, document.title, document.referrer]);
+        // (back/forward and hash changes heard from now: a change heard before the chunk is here, it sees as it comes)
+        let changed = () => {};
+        for (const name of ['popstate', 'hashchange']) addEventListener(name, () => changed());
+        sources((s) => (changed = s.pageViews(view, url, wireUrl)));
+      }
     });
   }
 

@@ -9,7 +9,10 @@ import type { wireUrl as WireUrl } from '../message/context';
  * its title, and a router firing several of these for one navigation sends one page view. URLs are compared as they go
  * on the wire (see `wireUrl`): a fragment that carries parameters (an OAuth callback's `#access_token=...`, then
  * removed by `replaceState`) makes no page view (the bundle gives `wireUrl`: the chunk does not carry a copy of it).
- * Returns a function that stops it.
+ * Back/forward and hash changes are the bundle's to listen to (src/api/analytics.ts `load`): it listens from its own
+ * load, before an app's router that tracks its route's events a frame after the change, as this chunk, which comes
+ * later, could not (listeners run in the order they were added), so the page view stays first. Returns what the
+ * bundle calls on each of them.
  */
 export function trackPageViews(send: (page: RecordedPage) => void, last: string, wireUrl: typeof WireUrl): () => void {
   let pending = false;
@@ -38,15 +41,9 @@ export function trackPageViews(send: (page: RecordedPage) => void, last: string,
       soon();
       return r;
     };
-    return () => (h[name] = orig);
   };
-  const undo = [wrap('pushState'), wrap('replaceState')];
-  addEventListener('popstate', soon);
-  addEventListener('hashchange', soon);
+  wrap('pushState');
+  wrap('replaceState');
   if (wireUrl(location.href) != last) soon();
-  return () => {
-    undo.forEach((u) => u());
-    removeEventListener('popstate', soon);
-    removeEventListener('hashchange', soon);
-  };
+  return soon;
 }
