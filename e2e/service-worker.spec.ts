@@ -101,7 +101,10 @@ test('offline, every page closed, back online: the worker delivers each message 
   await offline(context, collector, false);
   const worker = await workerControl(context, collector, new URL(url).origin);
   const from = Date.now();
-  await worker.sync(true);
+  // (not stopped first: a sync of the browser's own may be delivering as the API comes back, and a stop between an
+  // answer and the delete after it leaves those messages to be sent again, at least once, which is not this test's
+  // case; the last test stops the worker before its sync)
+  await worker.sync();
   const got = await collector.waitFor(8, {}, 15000);
   expect(got.length).toBe(8);
   await quiet(collector, 1500, 15000, from);
