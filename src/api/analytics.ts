@@ -1,4 +1,6 @@
-import type { AnalyticsError, CallResult, LoadOptions, MessageType } from '../message/types';
+import type { MessageType } from '../message/types';
+import type { AnalyticsError } from '../message/errors';
+import type { CallResult, LoadOptions } from '../types';
 import type { Group, CoreAnalytics, HelperDeps } from './types';
 import type { DebugTools } from '../debug/debug-mode';
 import { analyticsError, describe } from '../message/errors';
@@ -97,16 +99,7 @@ export function createAnalytics(stages: {
       replay.take(instance.gate._state() == 'open');
       calls.loaded();
       calls.resume(instance);
-      // trackPageViews: the page view at load goes now; the watch of later URL changes comes with the sources chunk.
-      if (options.trackPageViews) {
-        const url = wireUrl(location.href);
-        const view = (page: RecordedPage) => void (page[0] != calls.pagedUrl() && invoke('page', [], { page, time: Date.now() }));
-        view([url, document.title, document.referrer]);
-        // (back/forward and hash changes heard from now: a change heard before the chunk is here, it sees as it comes)
-        let changed = () => {};
-        for (const name of ['popstate', 'hashchange']) addEventListener(name, () => changed());
-        sources((s) => (changed = s.pageViews(view, url, wireUrl)));
-      }
+      if (options.trackPageViews) watchPages((page) => void (page[0] != calls.pagedUrl() && invoke('page', [], { page, time: Date.now() })), sources);
     });
   }
 
@@ -260,6 +253,18 @@ function sourcesEdge(load: () => Sources | Promise<Sources>, report: (e: Analyti
   const sources = lazy(load, (e) => report(analyticsError('chunk_unavailable', `trackLink/trackForm/trackPageViews: ${describe(e)}`)));
   let bound: Autotrack | undefined;
   return Object.assign(sources, { _autotrack: (f: (a: Autotrack) => void) => sources((s) => f((bound ||= s.autotrack(deps)))) });
+}
+
+// trackPageViews: the page view at load goes now (`view`); the watch of later URL changes comes with the sources chunk.
+// Back/forward and hash changes are heard from now, before an app's router that tracks its route's events a frame
+// after the change (listeners run in the order they were added: the page view stays first); one heard before the chunk
+// is here, it sees as it comes.
+function watchPages(view: (page: RecordedPage) => void, sources: ReturnType<typeof sourcesEdge>) {
+  const url = wireUrl(location.href);
+  view([url, document.title, document.referrer]);
+  let changed = () => {};
+  for (const name of ['popstate', 'hashchange']) addEventListener(name, () => changed());
+  sources((s) => (changed = s.pageViews(view, url, wireUrl)));
 }
 
 // What the library stored in this browser, erased (consent withdrawn or denied, opt-out): the queue (through delivery,

@@ -1,4 +1,6 @@
-import type { AnalyticsError, Callback, CallOptions, CallResult, JSONObject, Message, MessageType } from '../message/types';
+import type { JSONObject, Message, MessageType } from '../message/types';
+import type { AnalyticsError } from '../message/errors';
+import type { Callback, CallOptions, CallResult } from '../types';
 import type { Identity } from '../identity/identity';
 import type { Delivery } from '../delivery/start';
 import type { PrivacyGate } from '../privacy/gate';

@@ -1,4 +1,4 @@
-import type { LoadOptions } from '../message/types';
+import type { LoadOptions } from '../types';
 import { DEFAULT_BOUNDS, type QueueBounds } from '../delivery/queue';
 import { DEFAULT_MIDDLEWARE_TIMEOUT } from '../extend/transforms';
 

@@ -1,4 +1,5 @@
-import type { AnalyticsError, Callback } from '../message/types';
+import type { AnalyticsError } from '../message/errors';
+import type { Callback } from '../types';
 import type { DebugMode } from '../debug/debug-mode';
 import { analyticsError, createEpisodes, describe, refused } from '../message/errors';
 import { createEmitter, createGuard as guardCalls } from './emitter';

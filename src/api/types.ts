@@ -1,4 +1,6 @@
-import type { AnalyticsError, AnalyticsEvents, Callback, CallOptions, CallResult, EventName, JSONObject, LoadOptions, Properties, User } from '../message/types';
+import type { JSONObject } from '../message/types';
+import type { AnalyticsError } from '../message/errors';
+import type { AnalyticsEvents, Callback, CallOptions, CallResult, EventName, LoadOptions, Properties, User } from '../types';
 import type { DestinationMiddleware, Elements, OfElement, Plugin, PluginContext, SourceMiddleware } from '../extend/types';
 
 // The public API's types (CONTRACT section 2) and what the stages that plug into it share; a leaf: types only.

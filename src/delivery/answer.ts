@@ -1,7 +1,7 @@
 import type { Handoff, HandoffDeps } from './handoff';
 import type { QueueRecord } from './records';
 import type { Answer } from './transport';
-import type { AnalyticsError } from '../message/types';
+import type { AnalyticsError } from '../message/errors';
 import { classify, createAnswers } from './retry';
 import { analyticsError } from '../message/errors';
 

@@ -1,7 +1,7 @@
 import { setMany, delMany, values, clear } from 'idb-keyval';
 import { openStore, writeBehind } from './store';
 import { browserPlatform, type Platform } from './platform';
-import type { AnalyticsError } from '../message/types';
+import type { AnalyticsError } from '../message/errors';
 import { analyticsError } from '../message/errors';
 
 import type { QueueBounds, QueueRecord } from './records';

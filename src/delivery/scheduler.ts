@@ -1,5 +1,5 @@
 import type { Tabs } from './tabs';
-import type { AnalyticsError } from '../message/types';
+import type { AnalyticsError } from '../message/errors';
 import type { ExitKind } from './lifecycle';
 import type { Handoff, HandoffDeps } from './handoff';
 import { planFlush } from './flush-plan';

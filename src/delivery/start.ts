@@ -1,4 +1,4 @@
-import type { AnalyticsError } from '../message/types';
+import type { AnalyticsError } from '../message/errors';
 import type { Identity } from '../identity/identity';
 import { analyticsError, describe } from '../message/errors';
 import { createQueue, type Queue, type QueueBounds, type QueueRecord } from './queue';

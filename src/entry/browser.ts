@@ -7,7 +7,7 @@ import { createEdgeTransforms, type ExtendChunk } from '../extend/edge';
 import type { LinkTools } from '../identity/link';
 import type { Sources } from '../sources';
 import type { PlanCheck } from '../plan/browser-check';
-import type { AnalyticsError } from '../message/types';
+import type { AnalyticsError } from '../message/errors';
 import { scriptUrl } from './trusted-types';
 
 /** Loads a chunk that lives next to the bundle, as the bundle loads its own (see `script` below). */

@@ -1,6 +1,6 @@
 // `svc-analytics/core`: the npm entry without the helper namespaces (`ecommerce`, `semantic`), for apps that do not
 // use them: their tables tree-shake away. Everything else is the `svc-analytics` entry's.
-import type { BrowserSettings, LoadOptions } from '../message/types';
+import type { BrowserSettings, LoadOptions } from '../types';
 import type { CoreAnalytics } from '../api/types';
 import { loadBrowser } from './npm';
 
@@ -11,3 +11,5 @@ export const AnalyticsBrowser = {
 export type { CoreAnalytics, Group, TrackEventName, TrackProperties, IdentifyTraits, GroupTraits } from '../api/types';
 export type * from '../extend/types';
 export type * from '../message/types';
+export type * from '../message/errors';
+export type * from '../types';

@@ -1,4 +1,4 @@
-import type { BrowserSettings, LoadOptions } from '../message/types';
+import type { BrowserSettings, LoadOptions } from '../types';
 import type { Analytics } from '../helpers/add-helpers';
 import { loadBrowser } from './npm';
 import { addHelpers } from '../helpers/add-helpers';
@@ -14,5 +14,7 @@ export type { Analytics } from '../helpers/add-helpers';
 export type { CoreAnalytics, Group, TrackEventName, TrackProperties, IdentifyTraits, GroupTraits } from '../api/types';
 export type * from '../extend/types';
 export type * from '../message/types';
+export type * from '../message/errors';
+export type * from '../types';
 export type * from '../helpers/ecommerce';
 export type * from '../helpers/semantic';

@@ -1,5 +1,5 @@
 import { sources } from '../sources';
-import type { BrowserSettings, LoadOptions } from '../message/types';
+import type { BrowserSettings, LoadOptions } from '../types';
 import type { CoreAnalytics, HelperDeps } from '../api/types';
 import { createAnalytics } from '../api/analytics';
 import { createTransforms } from '../extend/transforms';

@@ -1,5 +1,5 @@
 import stub from 'virtual:snippet';
-import type { LoadOptions } from '../message/types';
+import type { LoadOptions } from '../types';
 
 /** The SRI hash of this version's `dist/analytics.min.js` (sha384), set by the build. */
 declare const __BUNDLE_SRI__: string;

@@ -1,4 +1,5 @@
-import type { AnalyticsError, Message } from '../message/types';
+import type { Message } from '../message/types';
+import type { AnalyticsError } from '../message/errors';
 import type { PluginContext, SourceMiddleware } from './types';
 import type { PluginRunner } from './plugins';
 import type { Checked, Transforms, TransformSettings } from './transforms';

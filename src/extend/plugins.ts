@@ -1,4 +1,5 @@
-import type { AnalyticsError, JSONObject, Message } from '../message/types';
+import type { JSONObject, Message } from '../message/types';
+import type { AnalyticsError } from '../message/errors';
 import type { Plugin, PluginContext } from './types';
 import { analyticsError } from '../message/errors';
 import { bounded, copy, isThenable } from './bounded';

@@ -1,4 +1,5 @@
-import type { AnalyticsError, JSONObject, Message } from '../message/types';
+import type { JSONObject, Message } from '../message/types';
+import type { AnalyticsError } from '../message/errors';
 import type { Payload, Plugin, PluginContext, SourceMiddleware } from './types';
 import type { Failed, PluginRunner } from './plugins';
 import { analyticsError, describe } from '../message/errors';

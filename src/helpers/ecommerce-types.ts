@@ -1,4 +1,4 @@
-import type { CallOptions, CallResult, Callback } from '../message/types';
+import type { CallOptions, CallResult, Callback } from '../types';
 
 // The types of the ecommerce helpers (spec 000 section 2.7): each event's properties and its helper.
 

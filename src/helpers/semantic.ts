@@ -1,4 +1,4 @@
-import type { CallOptions, CallResult, Callback } from '../message/types';
+import type { CallOptions, CallResult, Callback } from '../types';
 import { analyticsError } from '../message/errors';
 import { helperName } from './ecommerce';
 import type { CallSite, HelperDeps } from '../api/types';

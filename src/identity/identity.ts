@@ -1,4 +1,5 @@
-import type { IdentityStorage, JSONObject, JSONValue } from '../message/types';
+import type { JSONObject, JSONValue } from '../message/types';
+import type { IdentityStorage } from '../types';
 import { groupTraits } from '../message/message';
 import { stringify } from '../message/validate';
 import { isObject } from '../message/boundary';

@@ -1,4 +1,4 @@
-import type { AnalyticsError } from '../message/types';
+import type { AnalyticsError } from '../message/errors';
 import type { Identity } from './identity';
 import { analyticsError, describe } from '../message/errors';
 import { unlink } from '../message/context';

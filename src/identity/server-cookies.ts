@@ -1,4 +1,4 @@
-import type { AnalyticsError } from '../message/types';
+import type { AnalyticsError } from '../message/errors';
 import type { IdentityOptions } from './identity';
 import type { WithTools } from './link';
 import { analyticsError } from '../message/errors';

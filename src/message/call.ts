@@ -1,4 +1,5 @@
-import type { Callback, CallOptions, JSONObject, MessageType } from './types';
+import type { JSONObject, MessageType } from './types';
+import type { Callback, CallOptions } from '../types';
 import { analyticsError } from './errors';
 import { sanitize } from './validate';
 import { isFunction } from './boundary';

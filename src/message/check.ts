@@ -1,4 +1,5 @@
-import type { AnalyticsError, Message, MessageType } from './types';
+import type { Message, MessageType } from './types';
+import type { AnalyticsError } from './errors';
 import { analyticsError, describe } from './errors';
 import { over, type BuiltMessage } from './message';
 import { isObject } from './boundary';

@@ -1,4 +1,42 @@
-import type { AnalyticsError, ErrorCode } from './types';
+/** Error codes reported through `'error'`, promises and callbacks. */
+export type ErrorCode =
+  | 'invalid_arguments'
+  | 'invalid_payload'
+  | 'message_too_large'
+  | 'not_loaded'
+  | 'delivery_rejected'
+  | 'delivery_redirected'
+  | 'queue_full'
+  | 'callback_error'
+  | 'expired'
+  | 'storage_unavailable'
+  | 'dropped'
+  | 'opted_out'
+  | 'consent_denied'
+  | 'middleware_error'
+  | 'plugin_error'
+  | 'plan_violation'
+  | 'plan_unavailable'
+  | 'chunk_unavailable';
+
+/** An Error with a `code` from the table above; `messageIds` names the messages it concerns, if any. */
+export interface AnalyticsError extends Error {
+  code: ErrorCode;
+  messageIds?: string[];
+  /** `plan_violation` only: which message, where in it, and what the tracking plan expected. */
+  violation?: PlanViolation;
+}
+
+/** A message that does not follow the tracking plan: which message, where in it (a JSON pointer), and what the plan expected. */
+export interface PlanViolation {
+  messageId: string;
+  type: string;
+  event?: string;
+  /** Where in the message, as a JSON pointer: `/properties/seats`, `/event`, `/traits/email`. */
+  pointer: string;
+  /** What the plan expected there, and what it got: `an integer, got "3"`. */
+  expected: string;
+}
 
 /** Builds the library's one error shape: an Error with a `code` (see `ErrorCode`) and the message ids it concerns. */
 export function analyticsError(code: ErrorCode, message: string, messageIds?: string[]): AnalyticsError {

@@ -1,4 +1,5 @@
-import type { AnalyticsError, JSONObject, JSONValue, Message, MessageContext, MessageType, PageContext } from './types';
+import type { JSONObject, JSONValue, Message, MessageContext, MessageType, PageContext } from './types';
+import type { AnalyticsError } from './errors';
 import type { NormalisedCall } from './call';
 import { analyticsError, describe } from './errors';
 import { merge, wireUrl } from './context';

@@ -1,7 +1,8 @@
 // The tracking plan in the browser (the `plan` load option): the plan, given or fetched from the page's own origin,
 // checked once, then every message the instance queues. The CDN bundle loads this as a chunk of its own
 // (dist/analytics.plan.min.js); the npm entries import it on demand. A page without a plan never loads it.
-import type { AnalyticsError, Message } from '../message/types';
+import type { Message } from '../message/types';
+import type { AnalyticsError } from '../message/errors';
 import { analyticsError, describe } from '../message/errors';
 import { compilePlan, describeViolation } from './plan';
 

@@ -1,7 +1,8 @@
 // The tracking plan (CONTRACT section 7): `compilePlan` refuses a plan that is not valid, naming the place, and the
 // compiled plan checks messages. One checker for every place that checks a plan: the browser's `plan` option (a chunk
 // of its own), the collector's `--plan`, the testing kit and `svc-analytics plan check` (dist/plan.mjs).
-import type { Message, PlanViolation } from '../message/types';
+import type { Message } from '../message/types';
+import type { PlanViolation } from '../message/errors';
 import { validate, pointerTo, shown, withBudget, TooCostly, STEP_BUDGET, type Schema, type SchemaFailure } from './schema';
 import { checkSchema, PlanError } from './plan-schema';
 import { ECOMMERCE_EVENTS } from '../helpers/ecommerce';

@@ -1,4 +1,5 @@
-import type { AnalyticsError, Message, MessageType } from '../message/types';
+import type { Message, MessageType } from '../message/types';
+import type { AnalyticsError } from '../message/errors';
 import type { BuiltMessage } from '../message/message';
 import type { Identity } from '../identity/identity';
 import { analyticsError } from '../message/errors';

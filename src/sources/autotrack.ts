@@ -1,4 +1,5 @@
-import type { AnalyticsError, CallOptions } from '../message/types';
+import type { AnalyticsError } from '../message/errors';
+import type { CallOptions } from '../types';
 import { analyticsError, describe } from '../message/errors';
 import type { Elements, OfElement } from '../extend/types';
 

@@ -1,4 +1,4 @@
-import type { AnalyticsError } from '../message/types';
+import type { AnalyticsError } from '../message/errors';
 import { analyticsError } from '../message/errors';
 import { unlink } from '../message/context';
 import { LINKABLE, sign } from '../identity/link';

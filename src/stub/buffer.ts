@@ -2,7 +2,7 @@ import type { RecordedPage } from '../api/types';
 import { stringify } from '../message/validate';
 import { batchUrl, ownOptions } from '../api/config';
 import { readPage } from '../api/page-context';
-import type { LoadOptions } from '../message/types';
+import type { LoadOptions } from '../types';
 
 declare const __BUFFER_KEY__: string;
 

@@ -1,4 +1,5 @@
-import type { CallResult, MessageType } from '../message/types';
+import type { MessageType } from '../message/types';
+import type { CallResult } from '../types';
 import type { CallSite, CoreAnalytics, RecordedPage } from '../api/types';
 import { EVENT_ARGS } from '../api/calls';
 import { hasOwn } from '../message/validate';
