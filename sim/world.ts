@@ -165,7 +165,8 @@ export function createWorld(seed: number, mod: DeliveryModule) {
     // discard) cannot be taken back: a limitation of deferred fetching, excused here and written up in sim-findings.md.
     // So for any other page frozen or cached then, which may hold copies of the erased records in a deferred request
     // (without Web Locks another tab adopts a frozen page's records once their lease ended: sim seed 404; and a
-    // consent withdrawal in one page is not told to the others, CONTRACT section 3).
+    // withdrawal reaches the other pages by a storage event, exit-note.ts `clearNote`, which a frozen page gets only
+    // once it runs again).
     for (const q of w.pages) if (q.frozen && !q.dead) w.unreachable.set(q, [...(w.unreachable.get(q) || []), now]);
     loop.dispatch(page, () => {
       page.delivery!._queue._clear();
