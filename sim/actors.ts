@@ -26,9 +26,11 @@ function show(w: World, p: SimPage) {
 function exit(w: World, p: SimPage, cache: boolean) {
   const persisted = cache && ![...p.inflight].some((r) => r.via == 'fetch');
   w.say(`${p.id} pagehide persisted=${persisted}`);
-  // A page that leaves offline takes no request in flight as handed to the browser (it is likely to fail, with no one
-  // to see it): the next load sends it again, and whether it arrived first no one can know (handoff.ts `_exit`).
-  if (!w.net.state.online) for (const r of p.inflight) r.unknowable = true;
+  // A page that leaves offline, or in its backoff (the API failing: a request in flight then was forced, by an
+  // 'online' or a flush), takes no request in flight as handed to the browser (it is likely to fail, with no one to
+  // see it): the next load, or another tab once this one left, sends it again, and whether it arrived first no one can
+  // know (handoff.ts `_exit`, its `hold`; sim seed 15430: an 'online' flush in a backoff, then the back/forward cache).
+  if (!w.net.state.online || w.loop.now() < (p.retryUntil ?? 0)) for (const r of p.inflight) r.unknowable = true;
   w.net.handOver(p);
   w.platform.fire(p, 'win', 'pagehide', { persisted });
   hide(w, p);

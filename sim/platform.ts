@@ -50,6 +50,7 @@ export function createPlatform(loop: Loop, net: Net, rng: Rng, opts: { fetchLate
   const channels = new Set<{ name: string; page: Page; ch: FakeChannel }>();
   const locks = createLocks(loop);
   const cur = () => als.getStore() as Page | undefined;
+  const pages = new Set<Page>();
 
   // Activates a page's deferred requests: at its deadline, when the page goes away (closed, crashed, discarded) or
   // enters the back/forward cache (https://fetch.spec.whatwg.org/#process-deferred-fetches; the browser sends them
@@ -128,6 +129,7 @@ export function createPlatform(loop: Loop, net: Net, rng: Rng, opts: { fetchLate
       page.fetchLater = later.bind(null);
     }
     page.idb = wrapIdb(idb, page, faults);
+    pages.add(page);
     return page;
   }
 
@@ -150,11 +152,24 @@ export function createPlatform(loop: Loop, net: Net, rng: Rng, opts: { fetchLate
     }
   }
 
+  // A change tells every other page of the site (https://html.spec.whatwg.org/multipage/webstorage.html#the-storage-event),
+  // here at once rather than as a task of its own (a task would shift every seed's schedule: main.ts draws for each);
+  // a frozen or cached page gets it when it runs again (loop.ts holds it), a dead one never.
+  const changed = (key: string, oldValue: string | null, newValue: string | null) => {
+    const from = cur();
+    if (oldValue === newValue) return;
+    for (const p of pages) if (p != from && !p.dead) for (const fn of [...(p.winListeners.get('storage') || [])]) loop.dispatch(p, () => fn({ type: 'storage', key, oldValue, newValue }));
+  };
+  const write = (k: string, v: string | null) => {
+    const old = storage.get(k) ?? null;
+    v == null ? storage.delete(k) : storage.set(k, v);
+    changed(k, old, v);
+  };
   const localStorage = {
     getItem: (k: string) => storage.get(k) ?? null,
     // (a dead page's script is gone: a write its leftover code makes is not the page's)
-    setItem: (k: string, v: string) => void (cur()?.dead || (process.env.SIM_NOTE && console.log("note", cur()?.id, k, String(v).slice(0, 400)), storage.set(k, String(v)))),
-    removeItem: (k: string) => void (cur()?.dead || (process.env.SIM_NOTE && console.log("unnote", cur()?.id, k), storage.delete(k))),
+    setItem: (k: string, v: string) => void (cur()?.dead || (process.env.SIM_NOTE && console.log("note", cur()?.id, k, String(v).slice(0, 400)), write(k, String(v)))),
+    removeItem: (k: string) => void (cur()?.dead || (process.env.SIM_NOTE && console.log("unnote", cur()?.id, k), write(k, null))),
     clear: () => storage.clear(),
   };
   // The site's service worker, where the schedule gives the site one (sim/worker.ts sets `sw`): the pages' Background

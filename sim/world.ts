@@ -28,6 +28,8 @@ export interface SimPage extends Page {
   /** It got an 'online' event: its next flush is forced (see the backoff check in `open`). */
   /** `online` events the page got whose forced flush has not failed yet (each may send once within a backoff). */
   onlineFlush?: number;
+  /** Until when the page backs off, as its scheduler does (a 'retry' sets it, a 2xx ends it): see `exit` in actors.ts. */
+  retryUntil?: number;
 }
 
 export interface Accepted {
@@ -116,8 +118,10 @@ export function createWorld(seed: number, mod: DeliveryModule) {
           // later knows its attempts, not the answer's Retry-After).
           // (a 2xx says the endpoint is well again: the page's backoff ends, and a blamed message is tried alone)
           if (name == 'delivered') for (const k of [...w.backoff.keys()]) if (k.startsWith(page.id + '01')) w.backoff.delete(k);
+          if (name == 'delivered') page.retryUntil = 0;
           if (name == 'retry') {
-            const r = payload as { status: number; messageIds: string[] };
+            const r = payload as { status: number; delay: number; messageIds: string[] };
+            page.retryUntil = loop.now() + r.delay;
             // (an 'online' the page got forces one flush, which may wait behind the pass that ends in this retry)
             if (page.onlineFlush) return void page.onlineFlush--;
             const wait = r.status == 429 ? Math.min(Number(net.state.retryAfter) * 1000, 3600000) : 500;
@@ -165,7 +169,8 @@ export function createWorld(seed: number, mod: DeliveryModule) {
     // discard) cannot be taken back: a limitation of deferred fetching, excused here and written up in sim-findings.md.
     // So for any other page frozen or cached then, which may hold copies of the erased records in a deferred request
     // (without Web Locks another tab adopts a frozen page's records once their lease ended: sim seed 404; and a
-    // consent withdrawal in one page is not told to the others, CONTRACT section 3).
+    // withdrawal reaches the other pages by a storage event, exit-note.ts `clearNote`, which a frozen page gets only
+    // once it runs again).
     for (const q of w.pages) if (q.frozen && !q.dead) w.unreachable.set(q, [...(w.unreachable.get(q) || []), now]);
     loop.dispatch(page, () => {
       page.delivery!._queue._clear();

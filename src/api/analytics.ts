@@ -116,7 +116,7 @@ export function createAnalytics(stages: {
     transformSettings.timeout = settings.middlewareTimeout;
     if (settings.ignored.length) report(analyticsError('invalid_arguments', `load: integrations ${settings.ignored} ignored: the API takes true or false`));
     // Nothing is written before the gate opens: the identity is read, and kept in memory.
-    const isOpen = () => gate._state() == 'open';
+    const isOpen = () => gate._open();
     const server = options.serverCookies ? serverCookies(batchUrl(options.apiHost), isOpen, report, tools) : undefined;
     const identity = createIdentity({ storage: options.storage, cookie: ownOptions(options.cookie), persist: false, server });
     const decorate = options.linkDomains ? startLink(options.linkDomains, identity, isOpen, report, tools) : undefined;

@@ -1,5 +1,6 @@
 import { stringify } from '../message/validate';
 import type { NoteStorage } from './platform';
+import { ERASED_KEY } from './lifecycle';
 
 // The exit note (the platform's `_storage`: localStorage in a page): ids handed to the browser as a page went away,
 // written synchronously; the next load (or this page, if it is restored) deletes their records from IndexedDB (see
@@ -33,8 +34,20 @@ const setNote = (ids: string[], s?: NoteStorage): boolean => {
 export const note = (ids: string[], s?: NoteStorage) => setNote([...new Set(noted(s).concat(ids))], s);
 /** Takes these ids out of the note, leaving those other pages noted. */
 export const unnote = (ids: string[], s?: NoteStorage) => setNote(noted(s).filter((id) => ids.indexOf(id) < 0), s);
-/** Removes the note (what was stored is erased: consent withdrawn or denied, opt-out). */
-export const clearNote = (s?: NoteStorage) => void setNote([], s);
+/**
+ * What was stored is erased (consent withdrawn or denied, opt-out): removes the note, and tells the site's other pages
+ * when, by a storage event of ERASED_KEY (https://html.spec.whatwg.org/multipage/webstorage.html#the-storage-event): they
+ * drop what they hold of the records stored before (lifecycle.ts, delivery/start.ts). Nothing of it stays written.
+ */
+export const clearNote = (s?: NoteStorage) => {
+  setNote([], s);
+  try {
+    storage(s).setItem(ERASED_KEY, '' + Date.now());
+    storage(s).removeItem(ERASED_KEY);
+  } catch {
+    // no localStorage: no other page to tell
+  }
+};
 
 /**
  * What a load must finish of the hand-offs of earlier pages (or of this one, restored): `forget` deletes the noted

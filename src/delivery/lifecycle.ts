@@ -1,5 +1,8 @@
 import { hasDocument } from '../offline/scope';
 
+/** The key of the storage event by which a page's erasure tells the site's other pages when (exit-note.ts `clearNote`). */
+export const ERASED_KEY = 'svc_erased';
+
 /** How the page leaves (see `LifecycleHandlers.exit`). */
 export type ExitKind = 'hidden' | 'cached' | 'discarded';
 
@@ -15,6 +18,8 @@ export interface LifecycleHandlers {
   _resume(restored: boolean): void;
   /** The network is back. */
   _online(): void;
+  /** Another page of the site erased what was stored, at `at` (ms since the epoch: exit-note.ts `clearNote`). */
+  _erased(at: number): void;
 }
 
 /**
@@ -41,6 +46,7 @@ export function listenLifecycle(h: LifecycleHandlers): () => void {
     [globalThis, 'pagehide', (event: PageTransitionEvent) => h._exit(event.persisted ? 'cached' : 'discarded')],
     [globalThis, 'pageshow', (event: PageTransitionEvent) => event.persisted && h._resume(true)],
     [globalThis, 'online', () => h._online()],
+    [globalThis, 'storage', (event: StorageEvent) => event.key == ERASED_KEY && event.newValue && h._erased(+event.newValue)],
   ];
   on.forEach(([target, name, fn]) => target?.addEventListener(name, fn));
   return () => on.forEach(([target, name, fn]) => target?.removeEventListener(name, fn));

@@ -143,6 +143,10 @@ export function createScheduler(d: SchedulerDeps) {
       handoff._shown();
       deferral._shown();
     },
+    /** Another page erased these records (start.ts): they leave the queue unsent, and the deferred request. */
+    _drop(ids: string[]) {
+      if (ids.length) handoff._removed(ids), deferral._cover(inflight);
+    },
     /** What was stored was erased (see `handoff._erased`): the requests in flight are noted at no exit. */
     _erased() {
       requests._erased();

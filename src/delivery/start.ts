@@ -123,6 +123,10 @@ export function startDelivery(s: DeliverySettings): Delivery {
       reconciled.then(() => adopt()).then(scheduler._notify);
     },
     _online: () => scheduler._flush(),
+    // Another page erased what was stored (consent withdrawn or denied there, an opt-out): what this page holds of the
+    // records stored before goes too, copies it adopted from that page included (CONTRACT section 3: a withdrawal
+    // removes the queue; sim seeds 5046, 11960, 12506: adopted without Web Locks from a tab that then withdrew).
+    _erased: (at) => scheduler._drop(queue._list().filter((r) => r.queuedAt < at).map((r) => r.id)),
   });
   return { _queue: queue, _scheduler: scheduler, _ready: ready };
 }

@@ -139,16 +139,22 @@ export function createGate(d: GateDeps) {
     if (out === false && state == 'out') identity._restore(), rejoin();
   });
   if (state == 'out') erase('opted_out');
+  // An opt-out another page of the site stored applies here as soon as it is seen (before each call and each request),
+  // before its storage event comes: a page frozen meanwhile may run an overdue timer first, and a page of another
+  // subdomain (another origin's localStorage) never gets one, only the shared cookie.
+  const follow = () => state == 'open' && identity._optedOut() && enter('out');
 
   return {
     /** The state now: `open` stores and sends; `pending` holds; `denied` and `out` refuse. */
     _state: () => state,
+    /** Whether storing and sending are allowed now, asked before each request and page exit (delivery's `open`). */
+    _open: () => (follow(), state == 'open'),
     /**
      * The gate's first word on a call, before anything is built: its refusal while the visitor opted out or denied
      * consent (not reported: it is what they asked), or its ticket (see `Ticket`).
      */
     _admit: (type: MessageType): AnalyticsError | Ticket =>
-      state == 'out' ? analyticsError('opted_out', `${type}: the visitor opted out`) : state == 'denied' ? analyticsError('consent_denied', `${type}: consent was denied`) : [erased._count, preferences],
+      (follow(), state == 'out') ? analyticsError('opted_out', `${type}: the visitor opted out`) : state == 'denied' ? analyticsError('consent_denied', `${type}: consent was denied`) : [erased._count, preferences],
     /**
      * The gate's last word on a call admitted with `ticket`, once its message is built and past middleware and plugins
      * (`checked`: the message, or why it was refused there, returned as it is): refused if what was stored was erased

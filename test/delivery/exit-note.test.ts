@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { finishHandoffs } from '../../src/delivery/exit-note';
+import { clearNote, finishHandoffs } from '../../src/delivery/exit-note';
 
 // The note the next load reads (localStorage), or null when there is none.
 const note = () => JSON.parse(localStorage.getItem('svc_sent') || 'null') as string[] | null;
@@ -48,5 +48,21 @@ describe('finishHandoffs', () => {
       JSON.parse = original;
     }
     expect(forget).toHaveBeenCalledWith(['x1']);
+  });
+});
+
+describe('clearNote', () => {
+  it("removes the note, and tells the site's other pages when it erased (a storage event) without leaving anything written", () => {
+    localStorage.setItem('svc_sent', JSON.stringify(['x1']));
+    const writes: [string, string | null][] = [];
+    const s = {
+      getItem: (k: string) => localStorage.getItem(k),
+      setItem: (k: string, v: string) => (writes.push([k, v]), localStorage.setItem(k, v)),
+      removeItem: (k: string) => (writes.push([k, null]), localStorage.removeItem(k)),
+    };
+    vi.spyOn(Date, 'now').mockReturnValue(1234);
+    clearNote(s);
+    expect(writes).toEqual([['svc_sent', null], ['svc_erased', '1234'], ['svc_erased', null]]);
+    expect({ ...localStorage }).toEqual({});
   });
 });

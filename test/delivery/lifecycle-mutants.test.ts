@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { listenLifecycle, type LifecycleHandlers } from '../../src/delivery/lifecycle';
 
-const handlers = () => ({ _exit: vi.fn(), _resume: vi.fn(), _online: vi.fn() }) satisfies LifecycleHandlers;
+const handlers = () => ({ _exit: vi.fn(), _resume: vi.fn(), _online: vi.fn(), _erased: vi.fn() }) satisfies LifecycleHandlers;
 const visibility = (state: 'hidden' | 'visible') => {
   vi.spyOn(document, 'visibilityState', 'get').mockReturnValue(state);
   document.dispatchEvent(new Event('visibilitychange'));

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { listenLifecycle, wasDiscarded, type LifecycleHandlers } from '../../src/delivery/lifecycle';
 
-const handlers = () => ({ _exit: vi.fn(), _resume: vi.fn(), _online: vi.fn() }) satisfies LifecycleHandlers;
+const handlers = () => ({ _exit: vi.fn(), _resume: vi.fn(), _online: vi.fn(), _erased: vi.fn() }) satisfies LifecycleHandlers;
 
 afterEach(() => {
   delete (document as any).wasDiscarded;
@@ -28,6 +28,21 @@ describe('listenLifecycle', () => {
     expect(h._exit.mock.calls).toEqual([['cached'], ['discarded']]);
     expect(h._resume).toHaveBeenCalledWith(true);
     stop();
+  });
+});
+
+describe('listenLifecycle: an erasure in another page', () => {
+  it("hears another page's erasure (exit-note.ts clearNote) by its storage event, with its time, and no other key", () => {
+    const h = handlers();
+    const stop = listenLifecycle(h);
+    const storage = (key: string, newValue: string | null) => dispatchEvent(Object.assign(new Event('storage'), { key, newValue }));
+    storage('svc_sent', '1234');
+    storage('svc_erased', null);
+    storage('svc_erased', '1234');
+    expect(h._erased.mock.calls).toEqual([[1234]]);
+    stop();
+    storage('svc_erased', '5678');
+    expect(h._erased).toHaveBeenCalledTimes(1);
   });
 });
 

@@ -347,3 +347,47 @@ describe('startDelivery: a full disk and the back/forward cache', () => {
     expect(f.sent().flat()).toContain('m2');
   });
 });
+
+describe('startDelivery: an erasure in another page', () => {
+  // Without Web Locks, this tab adopted a record of a tab that lives (its lease ran out: offline, say), which then
+  // withdrew consent (exit-note.ts `clearNote` tells this page by a storage event, lifecycle.ts `_erased`).
+  it('sim seed 5046', async () => {
+    let online = false;
+    const beacons: string[][] = [];
+    const deferred: { ids: string[]; aborted: boolean }[] = [];
+    const ids = (body: string) => (JSON.parse(body).batch as Message[]).map((m) => m.messageId);
+    const f = fakePlatform({
+      _onLine: () => online,
+      _sendBeacon: vi.fn((_u: string, body: string) => (beacons.push(ids(body)), true)),
+      _fetchLater: (_u, init) => {
+        const d = { ids: ids(String(init.body)), aborted: false };
+        init.signal?.addEventListener('abort', () => (d.aborted = true));
+        deferred.push(d);
+        return { activated: false };
+      },
+    });
+    await leave(rec('b1', 'B', T0 - LEASE_MS - 1000));
+    const { d } = start(f);
+    await f.advance(ORPHAN_GRACE_MS * 2);
+    await d._ready;
+    expect(d._queue._list().map((r) => r.id)).toEqual(['b1']);
+    expect(deferred.filter((x) => !x.aborted).map((x) => x.ids)).toEqual([['b1']]);
+    // Tab B withdraws consent: the store is emptied there, and this page hears when.
+    const at = f.now();
+    f.handlers[0]._erased(at);
+    // (at once: the browser would send the deferred request if this page crashed now)
+    expect(deferred.filter((x) => !x.aborted)).toEqual([]);
+    await f.advance(10);
+    // A call made here since (this page's consent stands) is kept.
+    await d._queue._add(rec('a1', 'A', f.now()));
+    d._scheduler._notify();
+    await f.advance(10);
+    expect(d._queue._list().map((r) => r.id)).toEqual(['a1']);
+    expect(deferred.filter((x) => !x.aborted).map((x) => x.ids)).toEqual([['a1']]);
+    // Back online, the page goes away: its exit beacon carries what it queued since, and nothing erased.
+    online = true;
+    f.handlers[0]._exit('discarded');
+    expect(beacons).toEqual([['a1']]);
+    expect(f.fetch).not.toHaveBeenCalled();
+  });
+});

@@ -1,0 +1,39 @@
+// An opt-out made in another tab of the site that this page has not heard of yet (CONTRACT section 2 `optOut`;
+// issue 27): the check delivery makes before each request reads the stored choice, so nothing more leaves.
+import { net, sent, start } from '../harness';
+import { describe, expect, it, vi } from 'vitest';
+import { createStore, keys } from 'idb-keyval';
+
+describe('an opt-out stored by another tab, before its storage event reaches this page', () => {
+  it('stops every send at once, erases the queue, and refuses later calls (a page frozen as another tab opted out runs its overdue timers first)', async () => {
+    const { api } = start({ flushAt: 1000, flushInterval: 3600000 });
+    await api.ready();
+    await api.track('Sent');
+    await vi.waitFor(() => expect(sent().map((m) => m.event)).toEqual(['Sent']));
+    // (sent a moment ago: this one waits for the interval)
+    await api.track('Waiting');
+    // Another tab opts out: it stores the choice (a cookie, and localStorage); no storage event has come here yet.
+    document.cookie = 'svc_opt_out=true; path=/';
+    localStorage.setItem('svc_opt_out', 'true');
+    await api.flush();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(sent().map((m) => m.event)).toEqual(['Sent']);
+    expect(net.fetch).toHaveBeenCalledTimes(1);
+    await vi.waitFor(async () => expect(await keys(createStore('svc-analytics', 'queue'))).toEqual([]));
+    await expect(api.track('After')).rejects.toMatchObject({ code: 'opted_out' });
+    expect(sent().map((m) => m.event)).toEqual(['Sent']);
+  });
+
+  it('refuses a call made before any send looked (opted_out), and sends nothing of what waited', async () => {
+    const { api } = start({ flushAt: 1000, flushInterval: 3600000 });
+    await api.ready();
+    await api.track('Sent');
+    await vi.waitFor(() => expect(sent().map((m) => m.event)).toEqual(['Sent']));
+    await api.track('Waiting');
+    document.cookie = 'svc_opt_out=true; path=/';
+    await expect(api.track('After')).rejects.toMatchObject({ code: 'opted_out' });
+    await api.flush();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(sent().map((m) => m.event)).toEqual(['Sent']);
+  });
+});
