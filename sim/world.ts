@@ -15,7 +15,8 @@ export interface DeliveryModule {
     _scheduler: { _notify(): void; _erased(): void };
     _ready: Promise<void>;
   };
-  clearNote(): void;
+  /** What the API layer does to delivery at an erasure (consent withdrawn or denied, opt-out): start.ts. */
+  eraseDelivery(delivery: unknown): Promise<void>;
   /** The site's service worker's delivery (src/offline/deliver.ts): sim/worker.ts. */
   worker?: WorkerModule;
 }
@@ -167,11 +168,7 @@ export function createWorld(seed: number, mod: DeliveryModule) {
     // (without Web Locks another tab adopts a frozen page's records once their lease ended: sim seed 404; and a
     // consent withdrawal in one page is not told to the others, CONTRACT section 3).
     for (const q of w.pages) if (q.frozen && !q.dead) w.unreachable.set(q, [...(w.unreachable.get(q) || []), now]);
-    loop.dispatch(page, () => {
-      page.delivery!._queue._clear();
-      page.delivery!._scheduler._erased();
-      mod.clearNote();
-    });
+    loop.dispatch(page, () => void mod.eraseDelivery(page.delivery));
     say(`${page.id} ${why}`);
   }
 

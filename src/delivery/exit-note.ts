@@ -33,8 +33,6 @@ const setNote = (ids: string[], s?: NoteStorage): boolean => {
 export const note = (ids: string[], s?: NoteStorage) => setNote([...new Set(noted(s).concat(ids))], s);
 /** Takes these ids out of the note, leaving those other pages noted. */
 export const unnote = (ids: string[], s?: NoteStorage) => setNote(noted(s).filter((id) => ids.indexOf(id) < 0), s);
-/** Removes the note (what was stored is erased: consent withdrawn or denied, opt-out). */
-export const clearNote = (s?: NoteStorage) => void setNote([], s);
 
 /**
  * What a load must finish of the hand-offs of earlier pages (or of this one, restored): `forget` deletes the noted

@@ -94,7 +94,7 @@ function fakePlatform(over: Partial<Platform> = {}) {
     const next = () => timers.sort((a, b) => a.at - b.at || a.id - b.id).find((t) => t.at <= end);
     for (let n = 0; ; n++) {
       if (n > 2000) throw new Error('timers keep firing');
-      await settle(3);
+      await settle(5);
       // (IndexedDB work may still arm a timer)
       const t = next() || (await settle(30), next());
       if (!t) break;
