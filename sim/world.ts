@@ -121,7 +121,9 @@ export function createWorld(seed: number, mod: DeliveryModule) {
             const r = payload as { status: number; messageIds: string[] };
             // (an 'online' the page got forces one flush, which may wait behind the pass that ends in this retry)
             if (page.onlineFlush) return void page.onlineFlush--;
-            const wait = r.status == 429 ? Math.min(Number(net.state.retryAfter) * 1000, 3600000) : 500;
+            // (the Retry-After of the answer it heard: the API's phase may have changed since it answered, sim seed 15387)
+            const heard = net.log.filter((q) => q.page == page && q.status == 429 && q.ids.includes(r.messageIds[0])).pop();
+            const wait = r.status == 429 ? Math.min(Number(heard?.retryAfter ?? net.state.retryAfter) * 1000, 3600000) : 500;
             for (const id of r.messageIds) w.backoff.set(page.id + id, loop.now() + wait);
           }
         },
