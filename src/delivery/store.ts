@@ -34,7 +34,9 @@ type Store = UseStore & ((mode: IDBTransactionMode, fn: (s: IDBObjectStore) => u
  * are placed; resolves to them once committed. IndexedDB runs the readwrite transactions of a store one at a time
  * (https://w3c.github.io/IndexedDB/#transaction-scheduling), so no other tab writes between the read and the writes:
  * what two tabs without Web Locks claim at once (`queue._adopt`, `_reconcile`) is claimed by one only (sim seed
- * 13471: two tabs read an orphan before either claimed it, and both handed it to the browser as they went away).
+ * 13471: two tabs read an orphan before either claimed it, and both handed it to the browser as they went away). The
+ * transaction waits for this page to handle its read (unlike `committingStore`'s): a page frozen just then holds it
+ * until it runs again; adoption and reconciling are no page-exit work, so that is rare.
  */
 export const readWrite = (s: Store, decide: (all: QueueRecord[]) => QueueRecord[]) =>
   s(
