@@ -9,8 +9,7 @@ const seed = Number(args.seed ?? 1);
 const src = resolve(args.src ?? 'src');
 const jiti = createJiti(import.meta.url, { moduleCache: true });
 const { runMany } = await jiti.import('./main.ts');
-const { startDelivery } = await jiti.import(resolve(src, 'delivery/start.ts'));
-const { clearNote } = await jiti.import(resolve(src, 'delivery/exit-note.ts'));
+const { startDelivery, eraseDelivery } = await jiti.import(resolve(src, 'delivery/start.ts'));
 const { deliverStored, keepNote } = await jiti.import(resolve(src, 'offline/deliver.ts'));
 // Seeds to leave out (`--skip=1,5,26`: those the unmutated code fails, when judging a mutant).
 // `--seeds=FILE`: only the seeds listed in FILE (one a line: to run again the failures of a long run).
@@ -21,7 +20,7 @@ const t0 = performance.now();
 const { failed, totals } = await runMany({
   seed,
   runs,
-  mod: { startDelivery, clearNote, worker: { deliverStored, keepNote } },
+  mod: { startDelivery, eraseDelivery, worker: { deliverStored, keepNote } },
   stop: !!args.stop,
   skip,
   seeds: list,
@@ -36,5 +35,5 @@ const { failed, totals } = await runMany({
   },
 });
 const s = ((performance.now() - t0) / 1000).toFixed(1);
-console.log(`\nsim: ${totals.runs} schedules (seeds ${seed}..${seed + totals.runs - 1}), ${failed.length} failed, ${s} s; ${totals.accepted} messages accepted, ${totals.requests} requests, ${totals.delivered} delivered`);
+console.log(`\nsim: ${totals.runs} schedules (seeds ${list ? list.join(', ') : `${seed}..${seed + totals.runs - 1}`}), ${failed.length} failed, ${s} s; ${totals.accepted} messages accepted, ${totals.requests} requests, ${totals.delivered} delivered`);
 process.exit(failed.length ? 1 : 0);

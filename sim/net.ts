@@ -23,8 +23,9 @@ export interface Req {
   bytes: number;
   /** Reached the API and was accepted (2xx). */
   delivered?: boolean;
-  /** The answer the API gave (status; 0 for none). */
+  /** The answer the API gave (status; 0 for none), and its Retry-After. */
   status?: number;
+  retryAfter?: string | null;
   /** Its sender cannot know whether it arrived (its page died with it in flight; an answer lost or never sent). */
   unknowable?: boolean;
   /** Finished (answered, failed or abandoned): its keepalive bytes are free again. */
@@ -120,6 +121,7 @@ export function createNet(loop: Loop, rng: Rng) {
       if ((req.via == 'fetch' && page.dead) || !state.online || req.done) return finish(), fail(), reply?.({ status: 0 });
       const a = answer(req);
       req.status = a.status;
+      req.retryAfter = a.retryAfter;
       if (a.status < 200 || a.status > 299) fail();
       if (a.never) return; // (the page's time-out aborts it, see `abort`)
       loop.at(latency(), () => {

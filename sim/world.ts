@@ -15,7 +15,8 @@ export interface DeliveryModule {
     _scheduler: { _notify(): void; _erased(): void };
     _ready: Promise<void>;
   };
-  clearNote(): void;
+  /** What the API layer does to delivery at an erasure (consent withdrawn or denied, opt-out): start.ts. */
+  eraseDelivery(delivery: unknown): Promise<void>;
   /** The site's service worker's delivery (src/offline/deliver.ts): sim/worker.ts. */
   worker?: WorkerModule;
 }
@@ -124,7 +125,9 @@ export function createWorld(seed: number, mod: DeliveryModule) {
             page.retryUntil = loop.now() + r.delay;
             // (an 'online' the page got forces one flush, which may wait behind the pass that ends in this retry)
             if (page.onlineFlush) return void page.onlineFlush--;
-            const wait = r.status == 429 ? Math.min(Number(net.state.retryAfter) * 1000, 3600000) : 500;
+            // (the Retry-After of the answer it heard: the API's phase may have changed since it answered, sim seed 15387)
+            const heard = net.log.filter((q) => q.page == page && q.status == 429 && q.ids.includes(r.messageIds[0])).pop();
+            const wait = r.status == 429 ? Math.min(Number(heard?.retryAfter ?? net.state.retryAfter) * 1000, 3600000) : 500;
             for (const id of r.messageIds) w.backoff.set(page.id + id, loop.now() + wait);
           }
         },
@@ -169,14 +172,10 @@ export function createWorld(seed: number, mod: DeliveryModule) {
     // discard) cannot be taken back: a limitation of deferred fetching, excused here and written up in sim-findings.md.
     // So for any other page frozen or cached then, which may hold copies of the erased records in a deferred request
     // (without Web Locks another tab adopts a frozen page's records once their lease ended: sim seed 404; and a
-    // withdrawal reaches the other pages by a storage event, exit-note.ts `clearNote`, which a frozen page gets only
+    // withdrawal reaches the other pages by a storage event, exit-note.ts `tellErased`, which a frozen page gets only
     // once it runs again).
     for (const q of w.pages) if (q.frozen && !q.dead) w.unreachable.set(q, [...(w.unreachable.get(q) || []), now]);
-    loop.dispatch(page, () => {
-      page.delivery!._queue._clear();
-      page.delivery!._scheduler._erased();
-      mod.clearNote();
-    });
+    loop.dispatch(page, () => void mod.eraseDelivery(page.delivery));
     say(`${page.id} ${why}`);
   }
 

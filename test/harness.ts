@@ -10,7 +10,9 @@ import { pluginRunner } from '../src/extend/plugins';
 // The middleware stage with the plugin runner at hand (the bundle loads it from its lazy chunk).
 const eagerTransforms: TransformsFactory = (settings, report) => createTransforms(settings, report, () => Promise.resolve(pluginRunner));
 import { addHelpers } from '../src/helpers/add-helpers';
-import type { AnalyticsError, LoadOptions, Message } from '../src/message/types';
+import type { Message } from '../src/message/types';
+import type { AnalyticsError } from '../src/message/errors';
+import type { LoadOptions } from '../src/types';
 
 // No timer-driven sends unless a test asks for them.
 export const QUIET: LoadOptions = { flushAt: 1000, flushInterval: 3600000 };

@@ -11,9 +11,8 @@ import { startLink, type LinkTools } from '../identity/link';
 import { serverCookies } from '../identity/server-cookies';
 import { createGate } from '../privacy/gate';
 import { categoriesOf, UNLISTED } from '../privacy/consent';
-import { clearStored, overBounds } from '../delivery/queue';
-import { startDelivery, type Delivery } from '../delivery/start';
-import { clearNote } from '../delivery/exit-note';
+import { overBounds } from '../delivery/queue';
+import { eraseDelivery, startDelivery, type Delivery } from '../delivery/start';
 import { DEFAULT_MIDDLEWARE_TIMEOUT, type TransformSettings, type TransformsFactory } from '../extend/transforms';
 import type { Autotrack, AutotrackDeps } from '../sources/autotrack';
 import type { Sources } from '../sources';
@@ -270,9 +269,7 @@ function watchPages(view: (page: RecordedPage) => void, sources: ReturnType<type
 // What the library stored in this browser, erased (consent withdrawn or denied, opt-out): the queue (through delivery,
 // once started), the stub's buffer, the messages waiting for middleware, the exit note.
 function eraseStored(delivery?: Delivery) {
-  if (delivery) delivery._queue._clear(), delivery._scheduler._erased();
-  else clearStored();
+  eraseDelivery(delivery);
   clearBuffer();
   clearWaiting();
-  clearNote();
 }

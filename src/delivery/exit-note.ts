@@ -35,12 +35,12 @@ export const note = (ids: string[], s?: NoteStorage) => setNote([...new Set(note
 /** Takes these ids out of the note, leaving those other pages noted. */
 export const unnote = (ids: string[], s?: NoteStorage) => setNote(noted(s).filter((id) => ids.indexOf(id) < 0), s);
 /**
- * What was stored is erased (consent withdrawn or denied, opt-out): removes the note, and tells the site's other pages
- * when, by a storage event of ERASED_KEY (https://html.spec.whatwg.org/multipage/webstorage.html#the-storage-event): they
- * drop what they hold of the records stored before (lifecycle.ts, delivery/start.ts). Nothing of it stays written.
+ * What was stored is erased (consent withdrawn or denied, opt-out): tells the site's other pages when, by a storage
+ * event of ERASED_KEY (https://html.spec.whatwg.org/multipage/webstorage.html#the-storage-event): they drop what they
+ * hold of the records stored before (lifecycle.ts, delivery/start.ts). Nothing of it stays written. (The note's ids
+ * leave it once the store's clear committed: start.ts `eraseDelivery`.)
  */
-export const clearNote = (s?: NoteStorage) => {
-  setNote([], s);
+export const tellErased = (s?: NoteStorage) => {
   try {
     storage(s).setItem(ERASED_KEY, '' + Date.now());
     storage(s).removeItem(ERASED_KEY);

@@ -1,6 +1,6 @@
 import { hasDocument } from '../offline/scope';
 
-/** The key of the storage event by which a page's erasure tells the site's other pages when (exit-note.ts `clearNote`). */
+/** The key of the storage event by which a page's erasure tells the site's other pages when (exit-note.ts `tellErased`). */
 export const ERASED_KEY = 'svc_erased';
 
 /** How the page leaves (see `LifecycleHandlers.exit`). */
@@ -18,7 +18,7 @@ export interface LifecycleHandlers {
   _resume(restored: boolean): void;
   /** The network is back. */
   _online(): void;
-  /** Another page of the site erased what was stored, at `at` (ms since the epoch: exit-note.ts `clearNote`). */
+  /** Another page of the site erased what was stored, at `at` (ms since the epoch: exit-note.ts `tellErased`). */
   _erased(at: number): void;
 }
 

@@ -1,5 +1,5 @@
-import { setMany, delMany, values, clear } from 'idb-keyval';
-import { openStore, writeBehind } from './store';
+import { setMany, delMany, clear } from 'idb-keyval';
+import { openStore, readWrite, writeBehind } from './store';
 import { browserPlatform, type Platform } from './platform';
 import type { AnalyticsError } from '../message/errors';
 import { analyticsError } from '../message/errors';
@@ -77,8 +77,6 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
   // full disk never let be written lives in this page's memory only, and `_reconcile` keeps it.
   const written = new WeakSet<QueueRecord>();
   const wrote = (list: QueueRecord[]) => (list.forEach((r) => written.add(r)), 1);
-  // Resolves to whether these records are written.
-  const claim = (list: QueueRecord[]) => persist((idb) => setMany(list.map((r) => [r.id, r]), idb).then(() => wrote(list)));
   const writer = writeBehind(save);
   // This page's records with these ids, in order.
   const pick = (ids: string[]) => {
@@ -126,12 +124,12 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
   };
 
   return {
-    /** Removes every record, this tab's and other tabs', from memory and IndexedDB (consent withdrawn, opt-out). */
+    /** Removes every record, this tab's and other tabs', from memory and IndexedDB (consent withdrawn, opt-out): resolves true once that committed. */
     _clear() {
       for (const r of takeOut(records.map((r) => r.id))) removed.add(r);
       for (const r of handedOut.values()) removed.add(r);
       handedOut.clear();
-      return persist((idb) => clear(idb));
+      return persist((idb) => clear(idb).then(() => true));
     },
 
     /** This tab's records, oldest first (a live array: do not mutate). */
@@ -218,18 +216,24 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
      */
     async _adopt(isOrphan: (r: QueueRecord) => boolean, graceMs = 0, held: () => boolean = () => true): Promise<{ _left: number; _due: number }> {
       const now = p._now();
-      const all = ((await persist((idb) => values<QueueRecord>(idb))) || []).filter((r) => r && r.id && r.message);
-      const { stale, adopted, left, due: seen } = planAdoption(all, records, owner, source, bounds.maxAgeMs, now, isOrphan, (r) => orphanDue(r.id, now, graceMs));
+      let plan: ReturnType<typeof planAdoption> | undefined;
+      // Read and claimed in one transaction (store.ts `readWrite`): without Web Locks two tabs may adopt at once.
+      const claimed = await persist((idb) =>
+        readWrite(idb, (all) => {
+          plan = planAdoption(all.filter((r) => r && r.id && r.message), records, owner, source, bounds.maxAgeMs, now, isOrphan, (r) => orphanDue(r.id, now, graceMs));
+          // (not once the page left, and may be restored, since the tabs' lock was granted: another tab may adopt them now)
+          const adopted = held() ? plan.adopted : [];
+          for (const r of adopted) (r.owner = owner), (r.claimedAt = now);
+          return adopted;
+        }),
+      );
+      if (!plan) return { _left: 0, _due: 0 };
+      let { stale, adopted, left, due } = plan;
       if (stale.length) forget(stale);
-      let due = seen;
-      // The page left (and may be restored) since the tabs' lock was granted: another tab may adopt them now.
-      if (adopted.length && held()) {
-        for (const r of adopted) (r.owner = owner), (r.claimedAt = now);
-        // Claimed in the store before they are this tab's: one it cannot mark as its own (a full disk) stays an
-        // orphan to every other tab too, which would send it again; it is looked at again later instead.
-        if (await claim(adopted)) putBack(adopted), expire(now);
-        else due = Math.min(due, now + graceMs + CLAIM_RETRY_MS);
-      }
+      // Claimed in the store before they are this tab's: one it cannot mark as its own (a full disk) stays an
+      // orphan to every other tab too, which would send it again; it is looked at again later instead.
+      if (claimed?.length) wrote(claimed), putBack(claimed), expire(now);
+      else if (!claimed && adopted.length) due = Math.min(due, now + graceMs + CLAIM_RETRY_MS);
       return { _left: left < Infinity ? left : 0, _due: due < Infinity ? due : 0 };
     },
 
@@ -242,13 +246,16 @@ export function createQueue(owner: string, bounds: QueueBounds, events: QueueEve
       // restored) is written after it, and no other tab has seen it.
       const before = records.slice();
       await writer._flushed();
-      const stored = (await persist((idb) => values<QueueRecord>(idb))) as QueueRecord[] | undefined;
-      if (!stored) return;
-      const mineInStore = new Set(stored.filter((r) => r.owner == owner).map((r) => r.id));
-      // (a record never written is in memory only: no other tab has seen it; a full disk must not lose it)
-      takeOut(before.filter((r) => written.has(r) && !mineInStore.has(r.id)).map((r) => r.id));
-      // (not with Web Locks: a tab that adopts them between the read and this write would have them back)
-      if (leased()) records.forEach((r) => (r.claimedAt = p._now())), await save(records);
+      const now = p._now();
+      // (claimed in the transaction that read them, store.ts `readWrite`: a tab that adopted one meanwhile has it alone)
+      await persist((idb) =>
+        readWrite(idb, (stored) => {
+          const mineInStore = new Set(stored.filter((r) => r.owner == owner).map((r) => r.id));
+          // (a record never written is in memory only: no other tab has seen it; a full disk must not lose it)
+          takeOut(before.filter((r) => written.has(r) && !mineInStore.has(r.id)).map((r) => r.id));
+          return leased() ? records.map((r) => ((r.claimedAt = now), r)) : [];
+        }).then(wrote),
+      );
     },
   };
 }

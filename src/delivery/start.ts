@@ -1,12 +1,12 @@
 import type { AnalyticsError } from '../message/errors';
 import type { Identity } from '../identity/identity';
 import { analyticsError, describe } from '../message/errors';
-import { createQueue, type Queue, type QueueBounds, type QueueRecord } from './queue';
+import { clearStored, createQueue, type Queue, type QueueBounds, type QueueRecord } from './queue';
 import { createTabs, LEASE_MS, ORPHAN_GRACE_MS } from './tabs';
 import { createTransport } from './transport';
 import { createHandoff } from './handoff';
 import { createScheduler, type Scheduler } from './scheduler';
-import { finishHandoffs } from './exit-note';
+import { finishHandoffs, noted, tellErased, unnote } from './exit-note';
 import { browserPlatform, type NoteStorage, type Platform } from './platform';
 import { sayOnce } from './said';
 // (offline, under a service worker of the site: src/offline/sync-request.ts)
@@ -46,6 +46,22 @@ export interface Delivery {
 export async function adoptOrphans(queue: Queue, isOrphan: (r: QueueRecord) => boolean, graceMs = 0, held?: () => boolean, note?: NoteStorage) {
   await finishHandoffs(queue._forget, note);
   return queue._adopt(isOrphan, graceMs, held);
+}
+
+/**
+ * Erases what delivery stored (consent withdrawn or denied, opt-out): the queue (`delivery`'s, or before delivery
+ * started the store as it is), and the ids the exit note holds, once that clear committed: until then the records they
+ * name, handed to the browser already, may still be stored, and a later page would adopt and send them again (sim seed
+ * 16471: consent withdrawn in a page whose IndexedDB never opened took the note, and the next page sent them). The
+ * site's other pages are told at once (exit-note.ts `tellErased`): they drop what they hold of it (sim seed 5046). Never
+ * rejects.
+ */
+export function eraseDelivery(delivery?: Delivery, note?: NoteStorage): Promise<void> {
+  const ids = noted(note);
+  tellErased(note);
+  const cleared = delivery ? delivery._queue._clear() : clearStored();
+  delivery?._scheduler._erased();
+  return cleared.then((done) => void (done && unnote(ids, note)));
 }
 
 /**

@@ -15,28 +15,65 @@ export const DB = 'svc-analytics';
  * evicts the cached page ("IgnoreEventAndEvict", e2e/bfcache.spec.ts). The idb-keyval functions used here place all
  * their requests at once (getAll, never a cursor, wherever commit exists); where commit is missing, as before.
  */
-const committingStore = (): UseStore => {
+const committingStore = (): Store => {
   const store = createStore(DB, 'queue');
-  return (mode, fn) =>
+  return ((mode: IDBTransactionMode, fn: (s: IDBObjectStore) => unknown, ownCommit?: boolean) =>
     store(mode, (s) => {
       // (`fn` placed its requests in this same task: the transaction is still active, and commit cannot throw)
       const result = fn(s);
-      s.transaction.commit?.();
+      ownCommit || s.transaction.commit?.();
       return result;
-    });
+    })) as Store;
 };
+
+/** The store: idb-keyval's, and `ownCommit` for a transaction that places requests later and commits itself. */
+type Store = UseStore & ((mode: IDBTransactionMode, fn: (s: IDBObjectStore) => unknown, ownCommit: true) => Promise<unknown>);
+
+/**
+ * Reads every record, then writes those `decide` returns, in one readwrite transaction, which it commits once they
+ * are placed; resolves to them once committed. IndexedDB runs the readwrite transactions of a store one at a time
+ * (https://w3c.github.io/IndexedDB/#transaction-scheduling), so no other tab writes between the read and the writes:
+ * what two tabs without Web Locks claim at once (`queue._adopt`, `_reconcile`) is claimed by one only (sim seed
+ * 13471: two tabs read an orphan before either claimed it, and both handed it to the browser as they went away). The
+ * transaction waits for this page to handle its read (unlike `committingStore`'s): a page frozen just then holds it
+ * until it runs again; adoption and reconciling are no page-exit work, so that is rare.
+ */
+export const readWrite = (s: Store, decide: (all: QueueRecord[]) => QueueRecord[]) =>
+  s(
+    'readwrite',
+    (os) =>
+      new Promise<QueueRecord[]>((ok, fail) => {
+        const t = os.transaction;
+        let list: QueueRecord[] = [];
+        let error: unknown;
+        const read = os.getAll();
+        read.onsuccess = () => {
+          try {
+            list = decide(read.result);
+            for (const r of list) os.put(r, r.id);
+            t.commit?.();
+          } catch (e) {
+            // (a put refused at once: a full disk, QuotaExceededError)
+            error = e;
+            t.abort();
+          }
+        };
+        t.oncomplete = () => ok(list);
+        t.onabort = () => fail(error || t.error);
+      }),
+    true,
+  ) as Promise<QueueRecord[]>;
 
 /**
  * Empties the store of a queue this page never opened (consent denied, opt-out), without creating it where it does
  * not exist: `indexedDB.databases()` says whether it does (https://developer.mozilla.org/docs/Web/API/IDBFactory/databases);
- * where that is missing nothing is opened (opening would create it). Never rejects.
+ * where that is missing nothing is opened (opening would create it). Resolves to whether the store is empty now (it is
+ * not known where `databases` is missing); never rejects.
  */
-export function clearStored(): Promise<void> {
+export function clearStored(): Promise<boolean | void> {
   return Promise.resolve()
-    .then(() => indexedDB.databases?.() || [])
-    .then((list) => {
-      if (list.some((d) => d.name == DB)) return clear(committingStore());
-    })
+    .then(() => indexedDB.databases())
+    .then((list) => !list.some((d) => d.name == DB) || clear(committingStore()).then(() => true))
     .catch(() => {});
 }
 
@@ -46,7 +83,7 @@ export function clearStored(): Promise<void> {
 // answered, one failure is that operation's only (a full disk refuses writes, and deletes still go through): the
 // store is kept, or this page would never delete what it delivers, and the next page would send it again.
 export function openStore(fallback: (error: unknown) => void, p: Platform) {
-  let store: UseStore | undefined;
+  let store: Store | undefined;
   try {
     store = typeof indexedDB != 'undefined' ? committingStore() : undefined;
   } catch {
@@ -66,7 +103,7 @@ export function openStore(fallback: (error: unknown) => void, p: Platform) {
           const timer = p._setTimeout(() => reject(new Error(`no answer within ${OPEN_TIMEOUT_MS} ms`)), OPEN_TIMEOUT_MS);
           q.then((v) => ((answered = true), resolve(v)), reject).finally(() => p._clearTimeout(timer));
         });
-  const persist = <T>(op: (s: UseStore) => Promise<T>): Promise<T | void> =>
+  const persist = <T>(op: (s: Store) => Promise<T>): Promise<T | void> =>
     Promise.resolve()
       .then(() => store && first(op(store)))
       .catch((error) => {

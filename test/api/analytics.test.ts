@@ -9,7 +9,9 @@ import { pluginRunner } from '../../src/extend/plugins';
 const eagerTransforms: TransformsFactory = (settings, report) => createTransforms(settings, report, () => Promise.resolve(pluginRunner));
 import { addHelpers } from '../../src/helpers/add-helpers';
 import { LIBRARY } from '../../src/message/context';
-import type { AnalyticsError, CallResult, LoadOptions, Message } from '../../src/message/types';
+import type { Message } from '../../src/message/types';
+import type { AnalyticsError } from '../../src/message/errors';
+import type { CallResult, LoadOptions } from '../../src/types';
 
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 const START_URL = location.href;

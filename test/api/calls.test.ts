@@ -8,7 +8,8 @@ import { pluginRunner } from '../../src/extend/plugins';
 import { createIdentity } from '../../src/identity/identity';
 import { createGate } from '../../src/privacy/gate';
 import type { Delivery } from '../../src/delivery/start';
-import type { AnalyticsError, Message } from '../../src/message/types';
+import type { Message } from '../../src/message/types';
+import type { AnalyticsError } from '../../src/message/errors';
 
 // The call pipeline on its own (src/api/calls.ts): admit (not loaded, refused, shut) -> build -> transform -> commit,
 // with a queue that records what it is given.

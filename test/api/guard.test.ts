@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { createPageGuard } from '../../src/api/guard';
 import { createDebugMode } from '../../src/debug/debug-mode';
 import { analyticsError } from '../../src/message/errors';
-import type { AnalyticsError } from '../../src/message/types';
+import type { AnalyticsError } from '../../src/message/errors';
 
 // The one guard at the page boundary (src/api/guard.ts): the page's functions through `safely`, errors through
 // 'error', and the one refusal path.

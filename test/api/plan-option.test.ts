@@ -4,7 +4,8 @@ import { createAnalytics } from '../../src/api/analytics';
 import { createTransforms } from '../../src/extend/transforms';
 import { pluginRunner } from '../../src/extend/plugins';
 import { createPlanCheck } from '../../src/plan/browser-check';
-import type { AnalyticsError, LoadOptions } from '../../src/message/types';
+import type { AnalyticsError } from '../../src/message/errors';
+import type { LoadOptions } from '../../src/types';
 
 const PLAN = { events: { 'Signed Up': { properties: { type: 'object', properties: { seats: { type: 'integer' } } } } } };
 

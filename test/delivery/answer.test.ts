@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { createAnswer, type AnswerDeps } from '../../src/delivery/answer';
 import type { QueueRecord } from '../../src/delivery/records';
 import type { Answer } from '../../src/delivery/transport';
-import type { AnalyticsError, Message } from '../../src/message/types';
+import type { Message } from '../../src/message/types';
+import type { AnalyticsError } from '../../src/message/errors';
 
 const rec = (id: string): QueueRecord => ({ id, message: { messageId: id } as unknown as Message, bytes: 10, queuedAt: 0, attempts: 0, owner: 'me' });
 const batch = (ids: string) => ids.split('').map(rec);

@@ -1,6 +1,6 @@
 // The exit note's reading and clearing (found missing by mutation testing, `npm run mutate`).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { clearNote, note, noted } from '../../src/delivery/exit-note';
+import { note, noted, unnote } from '../../src/delivery/exit-note';
 
 beforeEach(() => localStorage.clear());
 afterEach(() => localStorage.clear());
@@ -18,9 +18,9 @@ describe('exit note', () => {
     expect(noted()).toEqual([]);
   });
 
-  it('clearNote removes the note (what was stored is erased)', () => {
+  it('taking every id out of the note removes it (what was stored is erased: start.ts `eraseDelivery`)', () => {
     note(['m1', 'm2']);
-    clearNote();
+    unnote(['m2', 'm1']);
     expect(localStorage.getItem('svc_sent')).toBeNull();
     expect(noted()).toEqual([]);
   });

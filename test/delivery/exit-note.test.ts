@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { clearNote, finishHandoffs } from '../../src/delivery/exit-note';
+import { tellErased, finishHandoffs } from '../../src/delivery/exit-note';
 
 // The note the next load reads (localStorage), or null when there is none.
 const note = () => JSON.parse(localStorage.getItem('svc_sent') || 'null') as string[] | null;
@@ -51,8 +51,8 @@ describe('finishHandoffs', () => {
   });
 });
 
-describe('clearNote', () => {
-  it("removes the note, and tells the site's other pages when it erased (a storage event) without leaving anything written", () => {
+describe('tellErased', () => {
+  it("tells the site's other pages when it erased (a storage event) without leaving anything written; the note is eraseDelivery's", () => {
     localStorage.setItem('svc_sent', JSON.stringify(['x1']));
     const writes: [string, string | null][] = [];
     const s = {
@@ -61,8 +61,8 @@ describe('clearNote', () => {
       removeItem: (k: string) => (writes.push([k, null]), localStorage.removeItem(k)),
     };
     vi.spyOn(Date, 'now').mockReturnValue(1234);
-    clearNote(s);
-    expect(writes).toEqual([['svc_sent', null], ['svc_erased', '1234'], ['svc_erased', null]]);
-    expect({ ...localStorage }).toEqual({});
+    tellErased(s);
+    expect(writes).toEqual([['svc_erased', '1234'], ['svc_erased', null]]);
+    expect({ ...localStorage }).toEqual({ svc_sent: '["x1"]' });
   });
 });

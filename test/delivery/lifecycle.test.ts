@@ -32,7 +32,7 @@ describe('listenLifecycle', () => {
 });
 
 describe('listenLifecycle: an erasure in another page', () => {
-  it("hears another page's erasure (exit-note.ts clearNote) by its storage event, with its time, and no other key", () => {
+  it("hears another page's erasure (exit-note.ts tellErased) by its storage event, with its time, and no other key", () => {
     const h = handlers();
     const stop = listenLifecycle(h);
     const storage = (key: string, newValue: string | null) => dispatchEvent(Object.assign(new Event('storage'), { key, newValue }));

@@ -4,7 +4,8 @@ import { IDBDatabase, IDBFactory } from 'fake-indexeddb';
 import { createStore, setMany, values, type UseStore } from 'idb-keyval';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createQueue, type QueueBounds, type QueueRecord } from '../../src/delivery/queue';
-import type { AnalyticsError, Message } from '../../src/message/types';
+import type { Message } from '../../src/message/types';
+import type { AnalyticsError } from '../../src/message/errors';
 
 const WIDE: QueueBounds = { maxCount: 1000, maxBytes: 1e9, maxAgeMs: 1e9 };
 

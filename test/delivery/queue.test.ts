@@ -5,7 +5,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createQueue, DEFAULT_BOUNDS, type QueueBounds, type QueueRecord } from '../../src/delivery/queue';
 import { OPEN_TIMEOUT_MS } from '../../src/delivery/store';
 import { LEASE_MS, leaseOver } from '../../src/delivery/tabs';
-import type { AnalyticsError, Message } from '../../src/message/types';
+import type { Message } from '../../src/message/types';
+import type { AnalyticsError } from '../../src/message/errors';
 
 const WIDE: QueueBounds = { maxCount: 1000, maxBytes: 1e9, maxAgeMs: 1e9 };
 
@@ -426,6 +427,21 @@ describe('createQueue', () => {
       expect(ids(b)).toEqual(['id-0001', 'id-0002', 'id-0003', 'id-0004', 'id-0005']);
     });
 
+    it('without Web Locks, gives an orphan two tabs adopt at once to one of them only (sim seed 13471: both read it before either claimed it, and both handed it to the browser as they went away)', async () => {
+      const gone = createQueue('C', WIDE, events(), undefined, undefined, () => true);
+      await gone._add(rec(1, 'C', { queuedAt: Date.now() - 2 * LEASE_MS }));
+      const a = createQueue('A', WIDE, events(), undefined, undefined, () => true);
+      const b = createQueue('B', WIDE, events(), undefined, undefined, () => true);
+      // (each tab's test, as tabs.ts `_orphans` makes it without Web Locks)
+      const orphanTo = (me: string) => (r: QueueRecord) => r.owner != me && leaseOver(r, Date.now());
+      await Promise.all([a._adopt(orphanTo('A')), b._adopt(orphanTo('B'))]);
+      expect([...ids(a), ...ids(b)]).toEqual(['id-0001']);
+      // what each would hand to the browser at an exit (the exit reads no store)
+      expect([...a._handable(), ...b._handable()].map((r) => r.id)).toEqual(['id-0001']);
+      const [claimed] = await stored();
+      expect(claimed.owner).toBe(ids(a).length ? 'A' : 'B');
+    });
+
     it('leaves the records of a live tab alone', async () => {
       const a = createQueue('A', WIDE, events());
       await a._add(rec(1, 'A'));
@@ -533,6 +549,19 @@ describe('createQueue', () => {
       expect(ids(b)).toEqual([]);
       expect(ids(a)).toEqual(['id-0001']);
     });
+
+    for (const wait of [0, 1, 2, 5, 10, 20])
+      it(`without Web Locks, claims what it keeps anew in the transaction that read it: a tab adopting it meanwhile has it alone (the race of sim seed 13471; ${wait} microtasks in)`, async () => {
+        const a = createQueue('A', WIDE, events(), undefined, undefined, () => true);
+        await a._add(rec(1, 'A', { queuedAt: Date.now() - LEASE_MS - 1 }));
+        const b = createQueue('B', WIDE, events(), undefined, undefined, () => true);
+        await b._adopt(() => false); // (its store open)
+        const reconciled = a._reconcile();
+        for (let i = 0; i < wait; i++) await Promise.resolve();
+        await Promise.all([reconciled, b._adopt((r) => r.owner != 'B' && leaseOver(r, Date.now()))]);
+        expect([...ids(a), ...ids(b)]).toEqual(['id-0001']);
+        expect([...a._handable(), ...b._handable()].map((r) => r.id)).toEqual(['id-0001']);
+      });
 
     // e2e/mobile.spec.ts "page hidden ...": a call made as the page is restored, while the store is read, is no record
     // another tab took (it lost 'After Resume' in CI).

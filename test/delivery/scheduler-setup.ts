@@ -5,7 +5,7 @@ import { createHandoff } from '../../src/delivery/handoff';
 import type { Queue, QueueRecord } from '../../src/delivery/queue';
 import type { Tabs } from '../../src/delivery/tabs';
 import { createTransport, type Transport } from '../../src/delivery/transport';
-import type { AnalyticsError } from '../../src/message/types';
+import type { AnalyticsError } from '../../src/message/errors';
 import { fakeQueue } from '../fake-queue';
 
 // A scheduler on a fake queue and tabs, with the real hand-off and transport (scheduler.test.ts,

@@ -9,7 +9,8 @@ import type { LifecycleHandlers } from '../../src/delivery/lifecycle';
 import type { NoteStorage, Platform } from '../../src/delivery/platform';
 import { DEFAULT_BOUNDS, type QueueRecord } from '../../src/delivery/queue';
 import { LEASE_MS, ORPHAN_GRACE_MS } from '../../src/delivery/tabs';
-import type { AnalyticsError, Message } from '../../src/message/types';
+import type { Message } from '../../src/message/types';
+import type { AnalyticsError } from '../../src/message/errors';
 
 const URL_ = 'https://api.test/v1/batch';
 const SOURCE = 'wk ' + URL_; // the records' binding (start.ts)
@@ -94,7 +95,7 @@ function fakePlatform(over: Partial<Platform> = {}) {
     const next = () => timers.sort((a, b) => a.at - b.at || a.id - b.id).find((t) => t.at <= end);
     for (let n = 0; ; n++) {
       if (n > 2000) throw new Error('timers keep firing');
-      await settle(3);
+      await settle(5);
       // (IndexedDB work may still arm a timer)
       const t = next() || (await settle(30), next());
       if (!t) break;
@@ -350,7 +351,7 @@ describe('startDelivery: a full disk and the back/forward cache', () => {
 
 describe('startDelivery: an erasure in another page', () => {
   // Without Web Locks, this tab adopted a record of a tab that lives (its lease ran out: offline, say), which then
-  // withdrew consent (exit-note.ts `clearNote` tells this page by a storage event, lifecycle.ts `_erased`).
+  // withdrew consent (exit-note.ts `tellErased` tells this page by a storage event, lifecycle.ts `_erased`).
   it('sim seed 5046', async () => {
     let online = false;
     const beacons: string[][] = [];

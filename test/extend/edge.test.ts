@@ -3,7 +3,8 @@ import { createEdgeTransforms, type ExtendChunk } from '../../src/extend/edge';
 import { createTransforms, type Checked } from '../../src/extend/transforms';
 import { pluginRunner } from '../../src/extend/plugins';
 import type { SourceMiddleware } from '../../src/extend/types';
-import type { AnalyticsError, Message } from '../../src/message/types';
+import type { Message } from '../../src/message/types';
+import type { AnalyticsError } from '../../src/message/errors';
 
 // The middleware stage's stand-in in the CDN bundle (CONTRACT section 1, core and edges): the chunk it loads is the
 // real stage (transforms.ts), given here by a loader the test controls.

@@ -2,7 +2,8 @@ import { describe, expect, it, vi } from 'vitest';
 import { createTransforms } from '../../src/extend/transforms';
 import { pluginRunner } from '../../src/extend/plugins';
 import type { Plugin } from '../../src/extend/types';
-import type { AnalyticsError, Message } from '../../src/message/types';
+import type { Message } from '../../src/message/types';
+import type { AnalyticsError } from '../../src/message/errors';
 import type { Checked } from '../../src/extend/transforms';
 
 // What the stage passes on (checked as the API would check it), or the error that ended it.

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createEcommerce, ECOMMERCE_EVENTS, helperName } from '../../src/helpers/ecommerce';
 import { createDebugTools, ECOMMERCE_FIELDS } from '../../src/debug/debug';
-import type { CallResult } from '../../src/message/types';
+import type { CallResult } from '../../src/types';
 
 // Written by hand from spec 000 section 2.7 (not derived from the code under test): helper -> event.
 const SPEC: [string, string][] = [

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createSemantic } from '../../src/helpers/semantic';
-import type { AnalyticsError, CallResult } from '../../src/message/types';
+import type { AnalyticsError } from '../../src/message/errors';
+import type { CallResult } from '../../src/types';
 import { refused } from '../../src/message/errors';
 
 // The instance's one refusal path, as src/api/guard.ts builds it: report, the callback, a rejection the page may ignore.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { normalise } from '../../src/message/call';
-import type { AnalyticsError } from '../../src/message/types';
+import type { AnalyticsError } from '../../src/message/errors';
 
 const cb = () => {};
 

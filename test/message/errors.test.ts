@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createEpisodes, refused } from '../../src/message/errors';
-import type { AnalyticsError } from '../../src/message/types';
+import type { AnalyticsError } from '../../src/message/errors';
 
 beforeEach(() => vi.useFakeTimers());
 afterEach(() => vi.useRealTimers());

@@ -4,7 +4,8 @@ import { checkMessage } from '../../src/message/check';
 import { normalise, type NormalisedCall } from '../../src/message/call';
 import { buildContext, freeze, pageContext, type Environment } from '../../src/message/context';
 import { MESSAGE_LIMIT } from '../../src/message/validate';
-import type { AnalyticsError, Message, MessageType } from '../../src/message/types';
+import type { Message, MessageType } from '../../src/message/types';
+import type { AnalyticsError } from '../../src/message/errors';
 import { patched } from '../patched';
 
 const ENV: Environment = {

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createPlanCheck } from '../../src/plan/browser-check';
-import type { AnalyticsError, Message } from '../../src/message/types';
+import type { Message } from '../../src/message/types';
+import type { AnalyticsError } from '../../src/message/errors';
 
 const PLAN = { events: { 'Signed Up': { properties: { type: 'object', properties: { seats: { type: 'integer' } } } } } };
 const message = (m: Partial<Message>) => ({ messageId: 'id-1', type: 'track', ...m }) as Message;

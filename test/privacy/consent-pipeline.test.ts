@@ -7,7 +7,7 @@ import { pluginRunner } from '../../src/extend/plugins';
 
 // The middleware stage with the plugin runner at hand (the bundle loads it from its lazy chunk).
 const eagerTransforms: TransformsFactory = (settings, report) => createTransforms(settings, report, () => Promise.resolve(pluginRunner));
-import type { LoadOptions } from '../../src/message/types';
+import type { LoadOptions } from '../../src/types';
 
 const CONSENT: LoadOptions = { consent: { categories: ['analytics'] } };
 // A source middleware that keeps each message until the test lets it go.

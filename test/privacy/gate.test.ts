@@ -2,7 +2,8 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { createGate, type GateDeps } from '../../src/privacy/gate';
 import { createIdentity } from '../../src/identity/identity';
 import type { BuiltMessage } from '../../src/message/message';
-import type { AnalyticsError, Message } from '../../src/message/types';
+import type { Message } from '../../src/message/types';
+import type { AnalyticsError } from '../../src/message/errors';
 
 // The consent and opt-out gate on its own (src/privacy/gate.ts): what it holds while consent is pending, and what
 // it releases, refuses and erases.

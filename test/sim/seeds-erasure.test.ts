@@ -5,12 +5,11 @@
 // duplicate for a knowable one).
 import { expect, it } from 'vitest';
 import { runMany } from '../../sim/main';
-import { startDelivery } from '../../src/delivery/start';
-import { clearNote } from '../../src/delivery/exit-note';
+import { eraseDelivery, startDelivery } from '../../src/delivery/start';
 import { deliverStored, keepNote } from '../../src/offline/deliver';
 
 for (const seed of [5046, 11960, 12506, 15430])
   it(`sim seed ${seed}`, async () => {
-    const { failed } = await runMany({ seed, runs: 1, mod: { startDelivery, clearNote, worker: { deliverStored, keepNote } } as never });
+    const { failed } = await runMany({ seed, runs: 1, mod: { startDelivery, eraseDelivery, worker: { deliverStored, keepNote } } as never });
     expect(failed.map((r) => r.violations)).toEqual([]);
   });

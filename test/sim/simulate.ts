@@ -1,7 +1,6 @@
 import { expect, it } from 'vitest';
 import { runMany } from '../../sim/main';
-import { startDelivery } from '../../src/delivery/start';
-import { clearNote } from '../../src/delivery/exit-note';
+import { eraseDelivery, startDelivery } from '../../src/delivery/start';
 import { deliverStored, keepNote } from '../../src/offline/deliver';
 import known from '../../sim/known-failures.json';
 
@@ -15,7 +14,7 @@ export function simulate(seed: number, runs: number) {
   runs = Number(process.env.SIM_CI_RUNS || runs);
   it(`keeps delivery's invariants in ${runs} seeded schedules (seeds ${seed} to ${seed + runs - 1})`, async () => {
     const open = new Set<number>(known.seeds);
-    const { failed, totals } = await runMany({ seed, runs, mod: { startDelivery, clearNote, worker: { deliverStored, keepNote } } as never });
+    const { failed, totals } = await runMany({ seed, runs, mod: { startDelivery, eraseDelivery, worker: { deliverStored, keepNote } } as never });
     const fresh = failed.filter((r) => !open.has(r.seed)).map((r) => `seed ${r.seed}: ${r.violations[0]}\n  replay: npm run sim -- --seed=${r.seed} --runs=1 --trace`);
     expect(totals.runs).toBe(runs);
     expect(fresh).toEqual([]);

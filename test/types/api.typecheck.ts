@@ -1,7 +1,8 @@
 // Checked by `tsc` (npm run typecheck), never run: every `@ts-expect-error` line must be a type error, every other
 // line must compile. The core calls in their analytics.js shapes, the typed events, and window.analytics.
 import type { Analytics } from '../../src/helpers/add-helpers';
-import type { AnalyticsError, CallResult } from '../../src/message/types';
+import type { AnalyticsError } from '../../src/message/errors';
+import type { CallResult } from '../../src/types';
 import '../../src/entry/global';
 
 declare const analytics: Analytics;

@@ -2,7 +2,7 @@
 // every other line must compile.
 import { createEcommerce, type Product, type OrderCompletedProperties } from '../../src/helpers/ecommerce';
 import { createSemantic } from '../../src/helpers/semantic';
-import type { CallResult } from '../../src/message/types';
+import type { CallResult } from '../../src/types';
 
 declare const track: (event: string, properties: object | undefined) => Promise<CallResult>;
 const ecommerce = createEcommerce({ _track: track, _check: () => {} });
