@@ -142,7 +142,17 @@ export function createGate(d: GateDeps) {
   // An opt-out another page of the site stored applies here as soon as it is seen (before each call and each request),
   // before its storage event comes: a page frozen meanwhile may run an overdue timer first, and a page of another
   // subdomain (another origin's localStorage) never gets one, only the shared cookie.
-  const follow = () => state == 'open' && identity._optedOut() && enter('out');
+  // Before each request and exit; before a task's first call only (`looked`: a read of the stored choice reads
+  // document.cookie, which waits on the browser, and a page may call track() in a loop): a later call of that task is
+  // queued, and the next request's look erases it before anything is sent.
+  let looked: unknown;
+  const follow = (call?: 1) => {
+    if (call) {
+      if (looked) return;
+      looked = setTimeout(() => (looked = 0));
+    }
+    state == 'open' && identity._optedOut() && enter('out');
+  };
 
   return {
     /** The state now: `open` stores and sends; `pending` holds; `denied` and `out` refuse. */
@@ -154,7 +164,7 @@ export function createGate(d: GateDeps) {
      * consent (not reported: it is what they asked), or its ticket (see `Ticket`).
      */
     _admit: (type: MessageType): AnalyticsError | Ticket =>
-      (follow(), state == 'out') ? analyticsError('opted_out', `${type}: the visitor opted out`) : state == 'denied' ? analyticsError('consent_denied', `${type}: consent was denied`) : [erased._count, preferences],
+      (follow(1), state == 'out') ? analyticsError('opted_out', `${type}: the visitor opted out`) : state == 'denied' ? analyticsError('consent_denied', `${type}: consent was denied`) : [erased._count, preferences],
     /**
      * The gate's last word on a call admitted with `ticket`, once its message is built and past middleware and plugins
      * (`checked`: the message, or why it was refused there, returned as it is): refused if what was stored was erased

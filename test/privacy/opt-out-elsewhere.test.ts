@@ -31,9 +31,27 @@ describe('an opt-out stored by another tab, before its storage event reaches thi
     await vi.waitFor(() => expect(sent().map((m) => m.event)).toEqual(['Sent']));
     await api.track('Waiting');
     document.cookie = 'svc_opt_out=true; path=/';
+    // (a later task: the first call of a task looks)
+    await new Promise((r) => setTimeout(r));
     await expect(api.track('After')).rejects.toMatchObject({ code: 'opted_out' });
     await api.flush();
     await new Promise((r) => setTimeout(r, 50));
     expect(sent().map((m) => m.event)).toEqual(['Sent']);
+  });
+
+  it("looks once a task: a later call of the task that looked is queued, and the next request's look erases it unsent", async () => {
+    const { api } = start({ flushAt: 1000, flushInterval: 3600000 });
+    await api.ready();
+    await api.track('Sent');
+    await vi.waitFor(() => expect(sent().map((m) => m.event)).toEqual(['Sent']));
+    const first = api.track('First');
+    document.cookie = 'svc_opt_out=true; path=/';
+    const second = api.track('Second');
+    await Promise.allSettled([first, second]);
+    await api.flush();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(sent().map((m) => m.event)).toEqual(['Sent']);
+    await vi.waitFor(async () => expect(await keys(createStore('svc-analytics', 'queue'))).toEqual([]));
+    await expect(api.track('After')).rejects.toMatchObject({ code: 'opted_out' });
   });
 });
