@@ -149,7 +149,10 @@ export function createGate(d: GateDeps) {
   const follow = (call?: 1) => {
     if (call) {
       if (looked) return;
-      looked = setTimeout(() => (looked = 0));
+      // (a page that broke setTimeout: every call looks)
+      try {
+        looked = setTimeout(() => (looked = 0));
+      } catch {}
     }
     state == 'open' && identity._optedOut() && enter('out');
   };

@@ -54,4 +54,24 @@ describe('an opt-out stored by another tab, before its storage event reaches thi
     await vi.waitFor(async () => expect(await keys(createStore('svc-analytics', 'queue'))).toEqual([]));
     await expect(api.track('After')).rejects.toMatchObject({ code: 'opted_out' });
   });
+
+  it('a page whose setTimeout throws: the call is answered, never thrown, and still looks', async () => {
+    const { api } = start({ flushAt: 1000, flushInterval: 3600000 });
+    await api.ready();
+    await new Promise((r) => setTimeout(r));
+    const real = globalThis.setTimeout;
+    let call: Promise<unknown> | undefined;
+    globalThis.setTimeout = (() => {
+      throw new Error('broken by the page');
+    }) as never;
+    try {
+      call = api.track('Broken Timers') as Promise<unknown>;
+    } finally {
+      globalThis.setTimeout = real;
+    }
+    await expect(call).resolves.toBeTruthy();
+    document.cookie = 'svc_opt_out=true; path=/';
+    await new Promise((r) => setTimeout(r));
+    await expect(api.track('After')).rejects.toMatchObject({ code: 'opted_out' });
+  });
 });
