@@ -115,14 +115,20 @@ test('a sources chunk the network never answers holds ready() for 3 s at most', 
 const openPageViews = (page: Page, site: { page(p: string, q?: Record<string, string>): string }) =>
   page.goto(site.page('/basic.html', { opts: JSON.stringify({ flushInterval: 50, trackPageViews: true }) }));
 
-test('trackPageViews: the page view at load leaves before the sources chunk is here; a route change made meanwhile is a page view once it is', async ({ page, site, collector }) => {
-  const fetched = sourcesFetches(page);
+/** Holds the sources chunk's response until the returned function is called. */
+async function holdSources(page: Page) {
   let release!: () => void;
   const held = new Promise<void>((r) => (release = r));
   await page.route(SOURCES, async (route: Route) => {
     await held;
     await route.continue();
   });
+  return release;
+}
+
+test('trackPageViews: the page view at load leaves before the sources chunk is here; a route change made meanwhile is a page view once it is', async ({ page, site, collector }) => {
+  const fetched = sourcesFetches(page);
+  const release = await holdSources(page);
   await openPageViews(page, site);
   // (the chunk is held: the load's page view is delivered without it)
   const first = await collector.waitFor(1, { type: 'page' });
@@ -162,12 +168,7 @@ test('trackPageViews with a sources chunk that cannot load: the page view at loa
 
 test('trackPageViews: on back, forward and hash changes the page view comes before the events of an app listening since before the chunk came, a frame after the change', async ({ page, site, collector }) => {
   const fetched = sourcesFetches(page);
-  let release!: () => void;
-  const held = new Promise<void>((r) => (release = r));
-  await page.route(SOURCES, async (route: Route) => {
-    await held;
-    await route.continue();
-  });
+  const release = await holdSources(page);
   await openPageViews(page, site);
   await collector.waitFor(1, { type: 'page' });
   await expect.poll(() => fetched.length).toBe(1);

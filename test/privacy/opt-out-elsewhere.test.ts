@@ -4,12 +4,18 @@ import { net, sent, start } from '../harness';
 import { describe, expect, it, vi } from 'vitest';
 import { createStore, keys } from 'idb-keyval';
 
+/** A loaded instance that sent one message ('Sent') and waits a long interval before the next request. */
+async function sentOne() {
+  const { api } = start({ flushAt: 1000, flushInterval: 3600000 });
+  await api.ready();
+  await api.track('Sent');
+  await vi.waitFor(() => expect(sent().map((m) => m.event)).toEqual(['Sent']));
+  return api;
+}
+
 describe('an opt-out stored by another tab, before its storage event reaches this page', () => {
   it('stops every send at once, erases the queue, and refuses later calls (a page frozen as another tab opted out runs its overdue timers first)', async () => {
-    const { api } = start({ flushAt: 1000, flushInterval: 3600000 });
-    await api.ready();
-    await api.track('Sent');
-    await vi.waitFor(() => expect(sent().map((m) => m.event)).toEqual(['Sent']));
+    const api = await sentOne();
     // (sent a moment ago: this one waits for the interval)
     await api.track('Waiting');
     // Another tab opts out: it stores the choice (a cookie, and localStorage); no storage event has come here yet.
@@ -25,10 +31,7 @@ describe('an opt-out stored by another tab, before its storage event reaches thi
   });
 
   it('refuses a call made before any send looked (opted_out), and sends nothing of what waited', async () => {
-    const { api } = start({ flushAt: 1000, flushInterval: 3600000 });
-    await api.ready();
-    await api.track('Sent');
-    await vi.waitFor(() => expect(sent().map((m) => m.event)).toEqual(['Sent']));
+    const api = await sentOne();
     await api.track('Waiting');
     document.cookie = 'svc_opt_out=true; path=/';
     // (a later task: the first call of a task looks)
@@ -40,10 +43,7 @@ describe('an opt-out stored by another tab, before its storage event reaches thi
   });
 
   it("looks once a task: a later call of the task that looked is queued, and the next request's look erases it unsent", async () => {
-    const { api } = start({ flushAt: 1000, flushInterval: 3600000 });
-    await api.ready();
-    await api.track('Sent');
-    await vi.waitFor(() => expect(sent().map((m) => m.event)).toEqual(['Sent']));
+    const api = await sentOne();
     const first = api.track('First');
     document.cookie = 'svc_opt_out=true; path=/';
     const second = api.track('Second');
