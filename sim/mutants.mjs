@@ -14,14 +14,14 @@ const MUTANTS = [
   {
     name: 'retry-wait: a tab closed during a retry wait leaves its deferred request with the browser (742c5a5)',
     file: 'delivery/scheduler.ts',
-    from: /deferral\._take\(how != 'hidden'\);\n(\s*)(d\.open\(\) && )?handoff\._exit\(how, inflight, ([^;]*)\);\n\s*deferral\._cover\(inflight\);/,
-    to: "const keep = how == 'discarded' && ($3);\n$1if (!keep) deferral._take(how != 'hidden');\n$1$2handoff._exit(how, inflight, $3);\n$1if (!keep) deferral._cover(inflight);",
+    from: /deferral\._take\(how != 'hidden'\);\n(\s*)(d\.open\(\) && )?handoff\._exit\(how, ([^;]*)\);\n\s*deferral\._cover\(\);/,
+    to: "const keep = how == 'discarded' && ($3);\n$1if (!keep) deferral._take(how != 'hidden');\n$1$2handoff._exit(how, $3);\n$1if (!keep) deferral._cover();",
   },
   {
     name: 'bfcache: a page entering the back/forward cache keeps its deferred request (before ebae781)',
     file: 'delivery/scheduler.ts',
-    from: /deferral\._take\(how != 'hidden'\);\n(\s*)(d\.open\(\) && )?handoff\._exit\(how, inflight, ([^;]*)\);\n\s*deferral\._cover\(inflight\);/,
-    to: "if (how != 'cached') deferral._take(how != 'hidden');\n$1$2handoff._exit(how, inflight, $3);\n$1if (how != 'cached') deferral._cover(inflight);",
+    from: /deferral\._take\(how != 'hidden'\);\n(\s*)(d\.open\(\) && )?handoff\._exit\(how, ([^;]*)\);\n\s*deferral\._cover\(\);/,
+    to: "if (how != 'cached') deferral._take(how != 'hidden');\n$1$2handoff._exit(how, $3);\n$1if (how != 'cached') deferral._cover();",
   },
   {
     name: 'redirect: a redirect answer counted as delivered (before d6b13be)',
@@ -30,13 +30,25 @@ const MUTANTS = [
     to: "return { _status: response.type == 'opaqueredirect' ? 200 : response.status,",
   },
   {
-    name: 'ledger 1: a page restored from the back/forward cache keeps the records another tab adopted meanwhile',
+    name: 'ledger 1: a failed answer leaves its records noted as handed to the browser (the UNHAND row keeps N)',
+    file: 'delivery/ledger.ts',
+    from: '/* UNHAND */ [N, 0, 0, N],',
+    to: '/* UNHAND */ [N, 0, 0, 0],',
+  },
+  {
+    name: 'ledger 2: a request that ends without an answer forgets that an exit noted it (the END row clears N)',
+    file: 'delivery/ledger.ts',
+    from: '/* END */ [S | K, 0, 0, S | K],',
+    to: '/* END */ [S | K, 0, 0, S | K | N],',
+  },
+  {
+    name: 'tabs 1: a page restored from the back/forward cache keeps the records another tab adopted meanwhile',
     file: 'delivery/start.ts',
     from: 'restored ? queue._reconcile() : Promise.resolve()',
     to: 'Promise.resolve()',
   },
   {
-    name: 'ledger 2: a load adopts orphans before finishing the hand-offs earlier pages noted',
+    name: 'tabs 2: a load adopts orphans before finishing the hand-offs earlier pages noted',
     file: 'delivery/start.ts',
     from: 'await finishHandoffs(',
     to: 'await ((..._: unknown[]) => undefined)(',

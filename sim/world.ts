@@ -109,6 +109,8 @@ export function createWorld(seed: number, mod: DeliveryModule) {
         bounds: { maxCount: options.maxCount, maxBytes: 5e6, maxAgeMs: 7 * 864e5 },
         identity: { _persist() {}, _reload() {} },
         open: () => w.optedOutAt == Infinity,
+        // (no transition outside the ledger's table: src/delivery/ledger.ts)
+        illegal: (id: string, state: number, move: number) => errors.push(`ledger: ${page.id} moved ${id} by move ${move} (src/delivery/ledger.ts MOVES) from state ${state}, outside the table`),
         report(e: { code: string; messageIds?: string[] }) {
           if (e.code == "storage_unavailable") (page.fellBack = true), process.env.SIM_DEBUG && console.log(page.id, (e as any).message);
           if (e.code == 'expired' || e.code == 'delivery_rejected') for (const id of e.messageIds || []) w.excused.set(id, e.code);

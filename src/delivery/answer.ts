@@ -40,7 +40,7 @@ export function createAnswer(d: AnswerDeps, send: (batch: QueueRecord[]) => Prom
     // Erased meanwhile (consent withdrawn, opt-out): their records are gone, and nothing of them may be stored again
     // (not even in the exit note, which an unfinished delete would leave behind), nor sent again.
     if (erased) {
-      if (verdict == 'ok') d.emit('delivered', messages);
+      if (verdict == 'ok') handoff._ledger._delivered(messages);
       return true;
     }
     // An HTTP answer means this page saw the outcome after all: it deals with noted records itself (removal
@@ -67,7 +67,7 @@ export function createAnswer(d: AnswerDeps, send: (batch: QueueRecord[]) => Prom
       // before a write that waits behind another (store.ts `writeBehind`), and a page that shows its calls would hear
       // of the delivery before the call (issue 27, e2e/demo.spec.ts; test/delivery/delivered-order.test.ts).
       await d._queue._flushed();
-      d.emit('delivered', messages);
+      handoff._ledger._delivered(messages);
       return true;
     }
     if (verdict == 'retry') return (!answer._status && !d._platform._onLine() && d._offline?.()), retry(), false;

@@ -3,6 +3,7 @@ import type { QueueRecord } from './queue';
 import type { Deferred } from './transport';
 import { planBatches, body, BODY_OVERHEAD } from './batch';
 import { KEEPALIVE_LIMIT } from './transport';
+import { K } from './ledger';
 
 /** What the deferral needs: what the hand-off needs, and the hand-off (which removes what the browser sent). */
 export interface DeferralDeps extends HandoffDeps {
@@ -14,11 +15,11 @@ export interface DeferralDeps extends HandoffDeps {
 /**
  * The records one deferred request covers: the oldest of those waiting, up to a body of KEEPALIVE_LIMIT bytes with
  * `overhead` (the browser takes at most 64 KiB of deferred requests to one origin, URL and headers included). A
- * request in flight with keepalive (`inflight` true) outlives the page, so its records are left out; pure.
+ * request in flight with keepalive (`keptAlive`: ledger state K) outlives the page, so its records are left out; pure.
  */
-export const covered = (list: readonly QueueRecord[], inflight: ReadonlyMap<string, boolean>, overhead: number) =>
+export const covered = (list: readonly QueueRecord[], keptAlive: (id: string) => unknown, overhead: number) =>
   planBatches(
-    list.filter((r) => !inflight.get(r.id)),
+    list.filter((r) => !keptAlive(r.id)),
     KEEPALIVE_LIMIT,
     overhead,
   )[0] || [];
@@ -47,19 +48,20 @@ export function createDeferral(d: DeferralDeps) {
     pending = undefined;
     try {
       if (taken && !taken._sent()) taken._abort();
-      else if (taken) d._handoff._removed(taken._records.map((r) => r.id)), d.emit('delivered', taken._records.map((r) => r.message));
+      else if (taken) d._handoff._removed(taken._records.map((r) => r.id)), ledger._delivered(taken._records.map((r) => r.message));
     } catch {
       // (never into the page, nor in the way of the exit hand-off that follows)
     }
   };
 
-  const cover = (inflight: ReadonlyMap<string, boolean>) => {
+  const ledger = d._handoff._ledger;
+  const cover = () => {
     take();
     if (gone || !d._transport._defer || !d.open()) return;
     // Over the quota (QuotaExceededError: other requests of the page to that origin, a `deferred-fetch` permissions
     // policy that allows none, a long URL or referrer), or refused for another reason: cover fewer, the oldest first;
     // the rest leaves with this page's own requests, or the next load.
-    let group = covered(d._queue._handable(), inflight, BODY_OVERHEAD + d.writeKey.length);
+    let group = covered(d._queue._handable(), (id) => ledger._state(id) & K, BODY_OVERHEAD + d.writeKey.length);
     for (; group.length; group = group.slice(0, group.length >> 1)) {
       try {
         // (`sentAt`: now, when it is handed over; the browser may send it later, after a crash)
@@ -77,13 +79,13 @@ export function createDeferral(d: DeferralDeps) {
      * Covers what waits now (`soon`: after this task, once for a burst of calls), but none of the requests in flight
      * with keepalive; replaces the deferred request there was.
      */
-    _cover(inflight: ReadonlyMap<string, boolean>, soon?: boolean) {
+    _cover(soon?: boolean) {
       // (nothing to defer with, Firefox and WebKit: no timer on every call)
       if (!d._transport._defer) return;
-      if (!soon) return cover(inflight);
+      if (!soon) return cover();
       timer ||= p._setTimeout(() => {
         timer = undefined;
-        cover(inflight);
+        cover();
       });
     },
 

@@ -4,8 +4,8 @@ import type { ExitKind } from './lifecycle';
 import type { Message } from '../message/types';
 import { planBatches, body, BODY_OVERHEAD } from './batch';
 import { KEEPALIVE_LIMIT } from './transport';
-import { note, unnote } from './exit-note';
 import type { Platform } from './platform';
+import { createLedger, S, K, N, HANDED, KEPT, REMOVE, REMOVE_NOTED, UNHAND, type Ledger } from './ledger';
 
 /** What the hand-off needs from the rest of the library. */
 export interface HandoffDeps {
@@ -17,6 +17,8 @@ export interface HandoffDeps {
   /** The browser's built-ins (platform.ts). */
   _platform: Platform;
   emit(name: 'delivered', messages: Message[]): void;
+  /** The page's ledger (ledger.ts), shared with the requests and the deferral; one of its own by default. */
+  _ledger?: Ledger;
 }
 
 /** The hand-off's interface (the scheduler takes it as a dependency). */
@@ -30,37 +32,29 @@ export type Handoff = ReturnType<typeof createHandoff>;
  */
 export function createHandoff(d: HandoffDeps) {
   const p = d._platform;
-  const store = p._storage;
+  // (the state of each record handed to the browser or being removed, and the exit note: ledger.ts)
+  const ledger = d._ledger || createLedger(d.emit, p._storage);
   // `pagehide` ran: this page hands nothing more to the browser until it is shown again (see `exit`).
   let gone = false;
-  // Ids this page noted as handed to the browser: in-flight keepalive requests (until their answer arrives) and
-  // accepted beacons (until their records are deleted from IndexedDB).
-  const handed = new Set<string>();
-  // Ids delivered (or refused) whose records' delete from IndexedDB has not committed yet, and whether an exit noted
-  // them: a page that goes away meanwhile cuts the delete off, and the next load would adopt and send them again.
-  const removing = new Map<string, boolean>();
 
   // The one path by which records leave IndexedDB for good (delivered, refused, or handed to the browser): until
-  // their delete commits, a page exit notes them, so the next load deletes them rather than sends them again; once it
-  // committed, the note of those noted (`noted`: all of them were noted already) is taken back.
+  // their delete commits, a page exit notes them (ledger state R, then M), so the next load deletes them rather than
+  // sends them again; once it committed, the note of those noted (`noted`: all of them were noted already) is taken
+  // back (a delete that failed keeps the note: the next load deletes them).
   const remove = (ids: string[], noted: boolean, removal: Promise<unknown> = d._queue._remove(ids)) => {
-    ids.forEach((id) => removing.set(id, noted || !!removing.get(id)));
+    ledger._move(ids, noted ? REMOVE_NOTED : REMOVE);
     // (the queue's removal settles, never rejects: queue.ts `persist`)
-    return removal.then((done) => {
-      const notedIds = ids.filter((id) => removing.get(id));
-      ids.forEach((id) => removing.delete(id));
-      // (a delete that failed keeps the note: the next load deletes them)
-      if (done && notedIds.length) unnote(notedIds, store);
-    });
+    return removal.then((done) => ledger._removed(ids, done));
   };
 
   return {
+    _ledger: ledger,
     /**
      * The page is hidden, or going away (`pagehide`): hand every waiting message to the browser (sendBeacon, at
      * most 64 KB a request: beacons share the keepalive budget, https://w3c.github.io/beacon/#sendbeacon-method and
-     * https://fetch.spec.whatwg.org/#http-network-or-cache-fetch "inflight keepalive bytes"). `inflight` maps the ids
-     * of this page's requests in flight to whether they were sent with keepalive; `hold` (offline, or in a retry
-     * backoff) keeps everything queued.
+     * https://fetch.spec.whatwg.org/#http-network-or-cache-fetch "inflight keepalive bytes"). What is in flight, and
+     * whether with keepalive, the ledger says (states S and K); `hold` (offline, or in a retry backoff) keeps
+     * everything queued.
      *
      * Correct wherever it is cut off: when a page unloads, `visibilitychange` fires after `pagehide`
      * (https://github.com/whatwg/html/pull/5949), and Firefox 153 can stop the `pagehide` handler part-way and still
@@ -73,7 +67,7 @@ export function createHandoff(d: HandoffDeps) {
      * too, since its note may not outlive it (Firefox loses a localStorage write made as a tab closes, measured by
      * scripts/exit-closes.mjs).
      */
-    _exit(how: ExitKind, inflight: ReadonlyMap<string, boolean>, hold: boolean) {
+    _exit(how: ExitKind, hold: boolean) {
       const final = how != 'hidden';
       // A keepalive request in flight outlives the page: the browser has accepted it. Its ids, and those of beacons
       // accepted at an earlier exit of this page, are noted (again: the write may have been cut off) so that the
@@ -81,10 +75,9 @@ export function createHandoff(d: HandoffDeps) {
       // with no one to see it, and the next load (or the site's service worker) sends it again, with the same
       // message ids (e2e/service-worker.spec.ts: a page offline under its service worker left with a request in
       // flight, which the next page took as handed and deleted: lost).
-      const keptAlive = hold ? [] : [...inflight.keys()].filter((id) => inflight.get(id));
-      keptAlive.forEach((id) => handed.add(id));
-      removing.forEach((_, id) => removing.set(id, true));
-      if (handed.size || removing.size) note([...handed, ...removing.keys()], store);
+      const keptAlive = hold ? [] : ledger._marked(K);
+      ledger._move(keptAlive, KEPT);
+      ledger._noteAll();
       if (gone) return;
       gone = final;
       // (they stay handed to the browser, and noted at every exit, until their answer: see `tookOver`)
@@ -96,7 +89,7 @@ export function createHandoff(d: HandoffDeps) {
       // A request in flight without keepalive dies with the page
       // (https://fetch.spec.whatwg.org/#concept-fetch-group-terminate): at a final exit its messages go by beacon too
       // (same ids).
-      const waiting = d._queue._handable().filter((r) => !inflight.has(r.id) || (final && !inflight.get(r.id)));
+      const waiting = d._queue._handable().filter((r) => !(ledger._state(r.id) & (final ? K : S | K)));
       for (const group of planBatches(waiting, KEEPALIVE_LIMIT, BODY_OVERHEAD + d.writeKey.length)) {
         const ids = group.map((r) => r.id);
         const messages = group.map((r) => r.message);
@@ -108,13 +101,13 @@ export function createHandoff(d: HandoffDeps) {
           d._queue._putBack(takenOut);
           break;
         }
-        ids.forEach((id) => handed.add(id));
+        ledger._move(ids, HANDED);
         // Still alive (only hidden), discarded for good, or no note could be written: remove them from IndexedDB now.
-        if (!note(ids, store) || how != 'cached') {
+        if (!ledger._note(ids) || how != 'cached') {
           remove(ids, true);
-          ids.forEach((id) => handed.delete(id));
+          ledger._move(ids, UNHAND);
         }
-        d.emit('delivered', messages);
+        ledger._delivered(messages);
       }
     },
 
@@ -126,12 +119,11 @@ export function createHandoff(d: HandoffDeps) {
 
     /**
      * What the library stored was erased (consent withdrawn or denied, opt-out): an exit notes nothing more of what
-     * this page sent before (the scheduler stops counting its requests in flight as kept alive too), so storage stays
+     * this page sent before (its requests in flight count as without keepalive: ledger.ts `_erased`), so storage stays
      * empty. Their records are gone already, so there is nothing for a next load to send again.
      */
     _erased() {
-      handed.clear();
-      removing.clear();
+      ledger._erased();
     },
 
     /** The page is shown again (or restored from the back/forward cache): it may hand messages over again. */
@@ -147,14 +139,14 @@ export function createHandoff(d: HandoffDeps) {
      */
     async _tookOver(ids: string[]): Promise<boolean> {
       await new Promise<void>((r) => p._setTimeout(r));
-      const notedIds = ids.filter((id) => handed.has(id));
+      const notedIds = ids.filter((id) => ledger._state(id) & N);
       if (gone || !notedIds.length) return !!notedIds.length;
       // Noted at an exit that only hid the page, which lives on: the failure is real, and this page sends them
       // again, so the note is taken back (else a page killed while hidden would have the next load delete them), and
       // they are written again: another page may have deleted what the note named meanwhile (sim seed 10322: this one
       // frozen, then gone offline, kept them in memory only), as in `answered`.
-      notedIds.forEach((id) => handed.delete(id));
-      unnote(notedIds, store);
+      ledger._move(notedIds, UNHAND);
+      ledger._unnote(notedIds);
       d._queue._keep(notedIds);
       return false;
     },
@@ -167,8 +159,9 @@ export function createHandoff(d: HandoffDeps) {
      * failed, and the other was lost with the page).
      */
     _answered(ids: string[], delivered: boolean) {
-      const notedIds = ids.filter((id) => handed.delete(id));
-      if (notedIds.length) delivered ? remove(notedIds, true) : (unnote(notedIds, store), d._queue._keep(notedIds));
+      const notedIds = ids.filter((id) => ledger._state(id) & N);
+      ledger._move(notedIds, UNHAND);
+      if (notedIds.length) delivered ? remove(notedIds, true) : (ledger._unnote(notedIds), d._queue._keep(notedIds));
     },
   };
 }

@@ -6,6 +6,7 @@ import { body } from './batch';
 import { staleClaims, stillQueued } from './flush-plan';
 import type { Tabs } from './tabs';
 import { byteLength } from '../message/validate';
+import { END, KEEP, SEND, UNKEEP } from './ledger';
 
 /** What sending needs: what acting on the answers needs (answer.ts), and the deferral. */
 export interface RequestDeps extends AnswerDeps {
@@ -21,14 +22,14 @@ export interface RequestDeps extends AnswerDeps {
  * went; their answers go to answer.ts.
  */
 export function createRequests(d: RequestDeps) {
-  // message id → whether its request was sent with keepalive (it survives page exit,
-  // https://fetch.spec.whatwg.org/#concept-fetch-group-terminate, so the exit beacon skips it)
-  const inflight = new Map<string, boolean>();
   // When this page last sent a request (the scheduler sends a message stored after a quiet spell at once).
   let sent = -Infinity;
   // Erasures so far (see `_erased`): a request sent before one deals with no records and notes nothing as it ends.
   let erasures = 0;
   const { _handoff: handoff, _deferral: deferral, _platform: p } = d;
+  // What is in flight (ledger states S and K: a request with keepalive survives page exit,
+  // https://fetch.spec.whatwg.org/#concept-fetch-group-terminate, so the exit beacon skips it).
+  const ledger = handoff._ledger;
   const settle = createAnswer(d, send);
 
   /** Sends the records of a planned batch still queued: false once a delivery failed and backs off. */
@@ -47,9 +48,9 @@ export function createRequests(d: RequestDeps) {
     // refuse this request, and a page exit before the refusal is heard notes it as handed (sim seed 10764, issue 27).
     deferral._take();
     const keepalive = d._transport._fits(bytes);
-    ids.forEach((id) => inflight.set(id, keepalive));
+    ledger._move(ids, keepalive ? KEEP : SEND);
     // A keepalive request outlives the page: the deferred request no longer carries its messages.
-    deferral._cover(inflight, true);
+    deferral._cover(true);
     sent = p._now();
     const era = erasures;
     const post = (keepalive: boolean) => d._transport._post(d.url, d.writeKey, payload, bytes, keepalive);
@@ -64,27 +65,24 @@ export function createRequests(d: RequestDeps) {
       // server failing, so it goes again at once, without keepalive.
       // (not once erased meanwhile: nothing erased may leave; sim seed 137, issue 27)
       if (!tookOver && era == erasures) {
-        ids.forEach((id) => inflight.set(id, false));
+        ledger._move(ids, UNKEEP);
         // (sent without keepalive, it dies with the page: the deferred request covers it again)
-        deferral._cover(inflight, true);
+        deferral._cover(true);
         answer = await post(false);
       }
     }
     // (before `send` settles, on every path: a pass plans only with nothing in flight, flush-plan.ts)
-    ids.forEach((id) => inflight.delete(id));
+    ledger._move(ids, END);
     return settle(batch, answer, tookOver, era != erasures);
   }
 
   return {
     _send: send,
-    /** What is in flight: message id → whether with keepalive (the deferral and the hand-off leave those out). */
-    _inflight: inflight,
     /** When this page last sent a request (ms, the platform's clock). */
     _sent: () => sent,
-    /** What was stored was erased: the requests in flight are noted at no exit, and none is sent again. */
+    /** What was stored was erased: a request in flight deals with no records as it ends, and none is sent again. */
     _erased() {
       erasures++;
-      inflight.forEach((_, id) => inflight.set(id, false));
     },
   };
 }

@@ -6,6 +6,7 @@ import { planFlush } from './flush-plan';
 import { createRequests } from './request';
 import { createDeferral } from './deferral';
 import { nextDelay } from './retry';
+import { S, K } from './ledger';
 import type { Platform } from './platform';
 import type { Answer } from './transport';
 
@@ -72,26 +73,29 @@ export function createScheduler(d: SchedulerDeps) {
     d.emit('retry', { status: answer._status, delay, messageIds: ids });
   };
   const requests = createRequests({ ...d, _deferral: deferral, _resume: () => void (retryUntil = 0), _backoff: backoff });
-  const inflight: ReadonlyMap<string, boolean> = requests._inflight;
+  // What is in flight (the ledger's states S and K).
+  const ledger = handoff._ledger;
+  const flying = (id: string) => ledger._state(id) & (S | K);
 
   const offline = () => !p._onLine();
   const arm = alarm(() => flush(false), p);
   // Runs after every call, so it stays O(1): the oldest record decides the interval.
   const plan = () => {
     // (after this task: once for a burst of calls, and after the requests of a pass)
-    deferral._cover(inflight, true);
+    deferral._cover(true);
     const list = d._queue._list();
-    const count = list.length - inflight.size;
+    const inflight = ledger._marked(S | K).length;
+    const count = list.length - inflight;
     if (count <= 0 || !d.open()) return;
     const now = p._now();
     if (now < retryUntil) arm(retryUntil - now);
     // Nothing in flight and nothing sent for an interval: the first message of a quiet spell goes at once (what
     // arrives meanwhile waits for its answer, or for the interval, and goes in one batch).
-    else if (count >= d.flushAt || (!inflight.size && !passes && now - requests._sent() >= d.flushInterval)) arm(0);
+    else if (count >= d.flushAt || (!inflight && !passes && now - requests._sent() >= d.flushInterval)) arm(0);
     else {
       // In-flight records are the oldest; the interval runs from the oldest one still waiting.
       let i = 0;
-      while (i < list.length - 1 && inflight.has(list[i].id)) i++;
+      while (i < list.length - 1 && flying(list[i].id)) i++;
       arm(list[i].queuedAt + d.flushInterval - now);
     }
   };
@@ -128,8 +132,8 @@ export function createScheduler(d: SchedulerDeps) {
       // (Offline or in a backoff it sends nothing, and what waits stays stored for the next load: a deferred request
       // left with the browser would deliver it too, and that load would send it again.)
       deferral._take(how != 'hidden');
-      d.open() && handoff._exit(how, inflight, offline() || p._now() < retryUntil);
-      deferral._cover(inflight);
+      d.open() && handoff._exit(how, offline() || p._now() < retryUntil);
+      deferral._cover();
     },
     /**
      * Sends nothing more until `p` settles (a page restored from the back/forward cache: until it knows which of its
@@ -145,7 +149,7 @@ export function createScheduler(d: SchedulerDeps) {
     },
     /** Another page erased these records (start.ts): they leave the queue unsent, and the deferred request. */
     _drop(ids: string[]) {
-      if (ids.length) handoff._removed(ids), deferral._cover(inflight);
+      if (ids.length) handoff._removed(ids), deferral._cover();
     },
     /** What was stored was erased (see `handoff._erased`): the requests in flight are noted at no exit. */
     _erased() {

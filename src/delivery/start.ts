@@ -8,7 +8,7 @@ import { createHandoff } from './handoff';
 import { createScheduler, type Scheduler } from './scheduler';
 import { finishHandoffs, noted, tellErased, unnote } from './exit-note';
 import { browserPlatform, type NoteStorage, type Platform } from './platform';
-import { sayOnce } from './said';
+import { createLedger } from './ledger';
 // (offline, under a service worker of the site: src/offline/sync-request.ts)
 import { mirrored, requestSync } from '../offline/sync-request';
 
@@ -29,6 +29,8 @@ export interface DeliverySettings {
   emit(name: string, ...args: unknown[]): void;
   /** The built-ins delivery uses (platform.ts); the browser's by default. */
   platform?: Platform;
+  /** Hears of a move the ledger's table refused (ledger.ts; `move` indexes MOVES): the simulator fails the run on it. */
+  illegal?(id: string, state: number, move: number): void;
 }
 
 /** Storage and delivery, started: `ready` resolves once the stored queue was read (and orphans adopted). */
@@ -93,10 +95,10 @@ export function startDelivery(s: DeliverySettings): Delivery {
     tabs._leased,
   );
   const transport = createTransport(p);
-  // ('delivered' said once per message, whichever way it left: said.ts)
-  const emit = sayOnce(s.emit);
-  const handoff = createHandoff({ ...s, emit, _queue: queue, _transport: transport, _platform: p });
-  const scheduler = createScheduler({ ...s, emit, _queue: queue, _tabs: tabs, _transport: transport, _handoff: handoff, _platform: p, _offline: requestSync });
+  // (what this page knows of each record's delivery, the exit note, and 'delivered', said once per message: ledger.ts)
+  const ledger = createLedger(s.emit, p._storage, s.illegal);
+  const handoff = createHandoff({ ...s, _ledger: ledger, _queue: queue, _transport: transport, _platform: p });
+  const scheduler = createScheduler({ ...s, _queue: queue, _tabs: tabs, _transport: transport, _handoff: handoff, _platform: p, _offline: requestSync });
   tabs._enter();
   // Under the tabs' lock, so two tabs never adopt the same orphan, and only after ORPHAN_GRACE_MS (see
   // `queue._adopt`). Without Web Locks nothing tells us when a tab dies: look again when the oldest record left to

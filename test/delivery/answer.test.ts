@@ -17,6 +17,7 @@ function setup(o: { online?: boolean; sent?: boolean } = {}) {
     _handoff: {
       _answered: (i: string[], ok: boolean) => void log.push(`answered ${i.join('')} ${ok}`),
       _removed: async (i: string[]) => void log.push(`removed ${i.join('')}`),
+      _ledger: { _delivered: (messages: Message[]) => void log.push(`delivered ${ids(messages)}`) },
     },
     _queue: { _flushed: async () => void log.push('flushed') },
     _platform: { _onLine: () => o.online ?? true },

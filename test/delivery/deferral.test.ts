@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { browserPlatform } from '../../src/delivery/platform';
 import { covered, createDeferral } from '../../src/delivery/deferral';
+import { createLedger } from '../../src/delivery/ledger';
 import { BODY_OVERHEAD } from '../../src/delivery/batch';
 import type { Handoff } from '../../src/delivery/handoff';
 import type { Queue } from '../../src/delivery/queue';
@@ -11,7 +12,6 @@ import { fakeQueue, record } from '../fake-queue';
 
 const URL_ = 'https://api.test/v1/batch';
 const KEY = 'wk_test_1234567890';
-const NONE = new Map<string, boolean>();
 const batchIds = (text: string) => (JSON.parse(text).batch as Message[]).map((m) => m.messageId);
 
 // A deferred request as the fake browser holds it.
@@ -32,8 +32,9 @@ function setup(refuse: (body: string) => boolean = () => false, missing = false)
     held.push(h);
     return { _abort: () => void (h.aborted = true), _sent: () => h.sent };
   });
-  const handoff = { _removed: vi.fn((ids: string[]) => queue._remove(ids)) };
   const emit = vi.fn();
+  // ('delivered' is said by the ledger: ledger.ts)
+  const handoff = { _removed: vi.fn((ids: string[]) => queue._remove(ids)), _ledger: createLedger(emit) };
   const deferral = createDeferral({
     _queue: queue as unknown as Queue,
     _transport: { _defer: missing ? undefined : defer } as unknown as Transport,
@@ -58,7 +59,7 @@ afterEach(() => {
 describe('covered', () => {
   it('takes the oldest waiting records whose body fits 60,000 bytes, in order', () => {
     const rs = Array.from({ length: 10 }, () => record(9000));
-    const out = covered(rs, NONE, BODY_OVERHEAD + KEY.length);
+    const out = covered(rs, () => false, BODY_OVERHEAD + KEY.length);
     expect(out).toEqual(rs.slice(0, out.length));
     const bytes = out.reduce((n, r) => n + r.bytes + 1, BODY_OVERHEAD + KEY.length);
     expect(bytes).toBeLessThanOrEqual(60000);
@@ -67,11 +68,11 @@ describe('covered', () => {
 
   it('leaves out records in flight with keepalive (they outlive the page), not those in flight without', () => {
     const [a, b, c] = [record(), record(), record()];
-    expect(covered([a, b, c], new Map([[a.id, true], [b.id, false]]), 100)).toEqual([b, c]);
+    expect(covered([a, b, c], (id) => id == a.id, 100)).toEqual([b, c]);
   });
 
   it('covers nothing when nothing waits', () => {
-    expect(covered([], NONE, 100)).toEqual([]);
+    expect(covered([], () => false, 100)).toEqual([]);
   });
 });
 
@@ -80,7 +81,7 @@ describe('createDeferral', () => {
     it('defers every waiting message in one text body carrying writeKey, to the batch URL', () => {
       const { deferral, queue, live } = setup();
       queue.records.push(record(), record());
-      deferral._cover(NONE);
+      deferral._cover();
       expect(live()).toHaveLength(1);
       const [h] = live();
       expect(h.url).toBe(URL_);
@@ -94,16 +95,16 @@ describe('createDeferral', () => {
       const { deferral, queue, held, live } = setup();
       const [a, b] = [record(), record()];
       queue.records.push(a);
-      deferral._cover(NONE);
+      deferral._cover();
       queue.records.push(b);
-      deferral._cover(NONE);
+      deferral._cover();
       expect(held[0].aborted).toBe(true);
       expect(live().map((h) => batchIds(h.body))).toEqual([[a.id, b.id]]);
       queue.records.splice(0, 1); // a delivered
-      deferral._cover(NONE);
+      deferral._cover();
       expect(live().map((h) => batchIds(h.body))).toEqual([[b.id]]);
       queue.records.length = 0;
-      deferral._cover(NONE);
+      deferral._cover();
       expect(live()).toEqual([]);
     });
 
@@ -111,7 +112,7 @@ describe('createDeferral', () => {
       const { deferral, queue, defer, live } = setup();
       for (let i = 0; i < 50; i++) {
         queue.records.push(record());
-        deferral._cover(NONE, true);
+        deferral._cover(true);
       }
       expect(defer).not.toHaveBeenCalled();
       await vi.advanceTimersByTimeAsync(0);
@@ -122,7 +123,7 @@ describe('createDeferral', () => {
     it('never defers a body over 60,000 bytes: a queue over 64 KB is covered from its oldest message', () => {
       const { deferral, queue, live } = setup();
       queue.records.push(...Array.from({ length: 20 }, () => record(5000)));
-      deferral._cover(NONE);
+      deferral._cover();
       const [h] = live();
       expect(byteLength(h.body)).toBeLessThanOrEqual(60000);
       const ids = batchIds(h.body);
@@ -134,7 +135,7 @@ describe('createDeferral', () => {
       // (another script's deferred requests to the same origin, or the URL and referrer, use part of the 64 KiB)
       const { deferral, queue, live, defer } = setup((body) => byteLength(body) > 20000);
       queue.records.push(...Array.from({ length: 10 }, () => record(5000)));
-      expect(() => deferral._cover(NONE)).not.toThrow();
+      expect(() => deferral._cover()).not.toThrow();
       expect(defer.mock.calls.length).toBeGreaterThan(1);
       const [h] = live();
       expect(byteLength(h.body)).toBeLessThanOrEqual(20000);
@@ -144,7 +145,7 @@ describe('createDeferral', () => {
     it('defers nothing, and never throws, when the browser refuses every request (a permissions policy without deferred-fetch)', () => {
       const { deferral, queue, live, defer } = setup(() => true);
       queue.records.push(...Array.from({ length: 64 }, () => record()));
-      expect(() => deferral._cover(NONE)).not.toThrow();
+      expect(() => deferral._cover()).not.toThrow();
       expect(live()).toEqual([]);
       // halving: a bounded number of tries, down to one message
       expect(defer.mock.calls.length).toBeLessThanOrEqual(8);
@@ -154,7 +155,7 @@ describe('createDeferral', () => {
     it('does nothing where fetchLater is missing', () => {
       const { deferral, queue } = setup(undefined, true);
       queue.records.push(record());
-      expect(() => deferral._cover(NONE)).not.toThrow();
+      expect(() => deferral._cover()).not.toThrow();
     });
   });
 
@@ -162,15 +163,15 @@ describe('createDeferral', () => {
     it('takes the deferred request back, and after a final exit defers nothing until the page is shown again', async () => {
       const { deferral, queue, live } = setup();
       queue.records.push(record());
-      deferral._cover(NONE);
-      deferral._cover(NONE, true); // one pending for after the task
+      deferral._cover();
+      deferral._cover(true); // one pending for after the task
       deferral._take(true);
       expect(live()).toEqual([]);
       await vi.advanceTimersByTimeAsync(0);
-      deferral._cover(NONE);
+      deferral._cover();
       expect(live()).toEqual([]);
       deferral._shown();
-      deferral._cover(NONE);
+      deferral._cover();
       expect(live()).toHaveLength(1);
     });
 
@@ -178,7 +179,7 @@ describe('createDeferral', () => {
       const { deferral, queue, live } = setup();
       queue.records.push(record());
       deferral._take(false);
-      deferral._cover(NONE);
+      deferral._cover();
       expect(live()).toHaveLength(1);
     });
 
@@ -186,10 +187,10 @@ describe('createDeferral', () => {
       const { deferral, queue, held, handoff, live, emit } = setup();
       const [a, b] = [record(), record()];
       queue.records.push(a);
-      deferral._cover(NONE);
+      deferral._cover();
       held[0].sent = true; // activated
       queue.records.push(b);
-      deferral._cover(NONE);
+      deferral._cover();
       expect(handoff._removed).toHaveBeenCalledWith([a.id]);
       expect(emit.mock.calls).toEqual([['delivered', [a.message]]]);
       expect(held[0].aborted).toBe(false);

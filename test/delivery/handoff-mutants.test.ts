@@ -18,7 +18,6 @@ function setup(transport: Partial<Record<'_beacon' | '_defer', (url: string, bod
   const handoff = createHandoff({ _queue: queue as unknown as Queue, _transport: t as unknown as Transport, _platform: browserPlatform(), url: URL_, writeKey, emit });
   return { queue, emit, handoff, transport: t };
 }
-const NONE = new Map<string, boolean>();
 const note = () => JSON.parse(localStorage.getItem('svc_sent') || 'null') as string[] | null;
 const batchIds = (text: string) => (JSON.parse(text).batch as Message[]).map((m) => m.messageId);
 const drain = async () => {
@@ -36,7 +35,7 @@ describe('handoff: exit', () => {
     const { queue, handoff, transport } = setup({}, 'k'.repeat(6000));
     const rs = Array.from({ length: 60 }, () => record(900));
     queue.records.push(...rs);
-    handoff._exit('hidden', NONE, false);
+    handoff._exit('hidden', false);
     expect(transport._beacon.mock.calls.length).toBeGreaterThan(1);
     for (const [, body] of transport._beacon.mock.calls) expect(byteLength(body as string)).toBeLessThanOrEqual(60000);
     expect(transport._beacon.mock.calls.flatMap(([, body]) => batchIds(body as string))).toEqual(rs.map((r) => r.id));
@@ -46,12 +45,12 @@ describe('handoff: exit', () => {
     const { queue, handoff } = setup({});
     const r = record();
     queue.records.push(r);
-    handoff._exit('hidden', NONE, false);
+    handoff._exit('hidden', false);
     await drain();
     expect(queue._remove).toHaveBeenCalledWith([r.id]);
     expect(note()).toBeNull();
-    handoff._exit('hidden', NONE, false);
-    handoff._exit('cached', NONE, false);
+    handoff._exit('hidden', false);
+    handoff._exit('cached', false);
     expect(note()).toBeNull();
   });
 
@@ -64,7 +63,7 @@ describe('handoff: exit', () => {
     });
     const rs = [record(), record()];
     queue.records.push(...rs);
-    handoff._exit('discarded', NONE, false);
+    handoff._exit('discarded', false);
     expect(queue.records).toEqual(rs);
     expect(note()).toBeNull();
     expect(emit).not.toHaveBeenCalled();

@@ -3,7 +3,8 @@ import { browserPlatform } from '../../src/delivery/platform';
 import { IDBFactory } from 'fake-indexeddb';
 import { createStore, values } from 'idb-keyval';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createHandoff, type HandoffDeps } from '../../src/delivery/handoff';
+import { K, KEEP, S, SEND } from '../../src/delivery/ledger';
+import { createHandoff, type Handoff, type HandoffDeps } from '../../src/delivery/handoff';
 import { finishHandoffs } from '../../src/delivery/exit-note';
 import { adoptOrphans } from '../../src/delivery/start';
 import { createQueue, type Queue, type QueueRecord } from '../../src/delivery/queue';
@@ -32,7 +33,10 @@ function setup(beacon: (url: string, body: string) => boolean = () => true, over
   return { queue, transport, emit, handoff };
 }
 
-const NONE = new Map<string, boolean>();
+// Requests in flight, as the ledger knows them (ledger.ts): id → with keepalive.
+const fly = (h: Handoff, entries: [string, boolean][]) => {
+  for (const [id, keep] of entries) if (!(h._ledger._state(id) & (S | K))) h._ledger._move([id], keep ? KEEP : SEND);
+};
 const batchIds = (text: string) => (JSON.parse(text).batch as Message[]).map((m) => m.messageId);
 const beaconed = (beacon: ReturnType<typeof vi.fn>) => beacon.mock.calls.flatMap((c) => batchIds(c[1] as string));
 // The note the next load reads (localStorage), or null when there is none.
@@ -53,7 +57,7 @@ describe('createHandoff', () => {
       const { handoff, queue, transport, emit } = setup();
       const rs = Array.from({ length: 12 }, (_, i) => record(9000 + ((i * 3571) % 9000)));
       queue.records.push(...rs);
-      handoff._exit('hidden', NONE, false);
+      handoff._exit('hidden', false);
       expect(transport._beacon.mock.calls.length).toBeGreaterThan(1);
       for (const [url, data] of transport._beacon.mock.calls) {
         expect(url).toBe(URL_);
@@ -75,7 +79,7 @@ describe('createHandoff', () => {
       queue = s.queue;
       const rs = [record(), record()];
       queue.records.push(...rs);
-      s.handoff._exit('hidden', NONE, false);
+      s.handoff._exit('hidden', false);
       expect(atBeacon).toEqual([{ queued: [], noted: null }]);
       expect(queue._takeOut).toHaveBeenCalledWith(rs.map((r) => r.id));
       expect(note()).toEqual(rs.map((r) => r.id));
@@ -90,9 +94,9 @@ describe('createHandoff', () => {
       });
       const rs = [record(), record()];
       queue.records.push(...rs);
-      expect(() => handoff._exit('hidden', NONE, false)).toThrow('handler stopped');
+      expect(() => handoff._exit('hidden', false)).toThrow('handler stopped');
       // Firefox fires visibilitychange after a pagehide it cut off (or here: pagehide after a cut-off hidden exit).
-      handoff._exit('cached', NONE, false);
+      handoff._exit('cached', false);
       expect(accepted).toBe(1);
       // Never noted: the next load sends them again (at least once), this page never does.
       expect(note()).toBeNull();
@@ -103,7 +107,7 @@ describe('createHandoff', () => {
       const { handoff, queue } = setup();
       const rs = [record(), record()];
       queue.records.push(...rs);
-      handoff._exit('cached', NONE, false);
+      handoff._exit('cached', false);
       expect(note()).toEqual(['x0', ...rs.map((r) => r.id)]);
     });
 
@@ -116,7 +120,7 @@ describe('createHandoff', () => {
         throw new Error('replaced by the page');
       };
       try {
-        handoff._exit('cached', NONE, false);
+        handoff._exit('cached', false);
       } finally {
         JSON.stringify = original;
       }
@@ -129,7 +133,7 @@ describe('createHandoff', () => {
       queue._remove.mockImplementationOnce(() => new Promise<boolean>((r) => (removed = () => r(true))));
       const rs = [record(), record()];
       queue.records.push(...rs);
-      handoff._exit('hidden', NONE, false);
+      handoff._exit('hidden', false);
       const ids = rs.map((r) => r.id);
       expect(queue._remove).toHaveBeenCalledWith(ids);
       await drain();
@@ -143,7 +147,7 @@ describe('createHandoff', () => {
       const { handoff, queue, transport } = setup();
       const rs = [record(), record()];
       queue.records.push(...rs);
-      handoff._exit('cached', NONE, false);
+      handoff._exit('cached', false);
       await drain();
       expect(transport._beacon).toHaveBeenCalledTimes(1);
       expect(note()).toEqual(rs.map((r) => r.id));
@@ -155,7 +159,7 @@ describe('createHandoff', () => {
       const { handoff, queue } = setup();
       const rs = [record(), record()];
       queue.records.push(...rs);
-      handoff._exit('discarded', NONE, false);
+      handoff._exit('discarded', false);
       expect(note()).toEqual(rs.map((r) => r.id));
       expect(queue._remove).toHaveBeenCalledWith(rs.map((r) => r.id));
       expect(queue.records).toEqual([]);
@@ -170,7 +174,7 @@ describe('createHandoff', () => {
         throw new DOMException('blocked', 'SecurityError');
       });
       try {
-        handoff._exit('cached', NONE, false);
+        handoff._exit('cached', false);
       } finally {
         setItem.mockRestore();
       }
@@ -182,16 +186,16 @@ describe('createHandoff', () => {
       const { handoff, queue, transport } = setup();
       const a = record();
       queue.records.push(a);
-      handoff._exit('cached', NONE, false);
+      handoff._exit('cached', false);
       expect(transport._beacon).toHaveBeenCalledTimes(1);
       const b = record();
       queue.records.push(b);
-      handoff._exit('hidden', NONE, false);
-      handoff._exit('cached', NONE, false);
+      handoff._exit('hidden', false);
+      handoff._exit('cached', false);
       expect(transport._beacon).toHaveBeenCalledTimes(1);
       expect(queue.records).toEqual([b]);
       handoff._shown();
-      handoff._exit('hidden', NONE, false);
+      handoff._exit('hidden', false);
       expect(transport._beacon).toHaveBeenCalledTimes(2);
       expect(batchIds(transport._beacon.mock.calls[1][1])).toEqual([b.id]);
     });
@@ -200,7 +204,7 @@ describe('createHandoff', () => {
       const { handoff, queue, transport, emit } = setup(() => false);
       const rs = [record(), record()];
       queue.records.push(...rs);
-      handoff._exit('cached', NONE, false);
+      handoff._exit('cached', false);
       expect(transport._beacon).toHaveBeenCalledTimes(1);
       expect(queue._putBack).toHaveBeenCalledWith(rs);
       expect(queue.records).toEqual(rs);
@@ -214,7 +218,7 @@ describe('createHandoff', () => {
       const { handoff, queue, transport } = setup(() => calls++ == 0);
       const rs = Array.from({ length: 6 }, () => record(25000));
       queue.records.push(...rs);
-      handoff._exit('hidden', NONE, false);
+      handoff._exit('hidden', false);
       expect(transport._beacon).toHaveBeenCalledTimes(2);
       const accepted = batchIds(transport._beacon.mock.calls[0][1]);
       expect(accepted.length).toBeGreaterThan(0);
@@ -226,12 +230,12 @@ describe('createHandoff', () => {
       const { handoff, queue, transport } = setup();
       const flying = record();
       queue.records.push(flying);
-      const inflight = new Map([[flying.id, false]]);
+      fly(handoff, [[flying.id, false]]);
       // Only hidden: the page lives on and sees the answer.
-      handoff._exit('hidden', inflight, false);
+      handoff._exit('hidden', false);
       expect(transport._beacon).not.toHaveBeenCalled();
       expect(note()).toBeNull();
-      handoff._exit('cached', inflight, false);
+      handoff._exit('cached', false);
       expect(beaconed(transport._beacon)).toEqual([flying.id]);
       expect(note()).toEqual([flying.id]);
     });
@@ -241,7 +245,7 @@ describe('createHandoff', () => {
       const flying = record();
       const later = record();
       queue.records.push(flying, later);
-      handoff._exit('discarded', new Map([[flying.id, true]]), false);
+      (fly(handoff, [[flying.id, true]]), handoff._exit('discarded', false));
       expect(beaconed(transport._beacon)).toEqual([later.id]);
       expect(note()).toEqual([flying.id, later.id]);
       expect(queue._remove).toHaveBeenCalledWith([flying.id]);
@@ -251,9 +255,9 @@ describe('createHandoff', () => {
       const { handoff, queue } = setup();
       const r = record();
       queue.records.push(r);
-      handoff._exit('cached', new Map([['k1', true]]), false);
+      (fly(handoff, [['k1', true]]), handoff._exit('cached', false));
       localStorage.clear();
-      handoff._exit('hidden', NONE, false);
+      handoff._exit('hidden', false);
       expect(note()).toEqual(['k1', r.id]);
     });
 
@@ -261,20 +265,20 @@ describe('createHandoff', () => {
       const { handoff, queue, transport } = setup();
       const rs = [record(), record()];
       queue.records.push(...rs);
-      handoff._exit('cached', new Map([['k1', true]]), true);
+      (fly(handoff, [['k1', true]]), handoff._exit('cached', true));
       expect(transport._beacon).not.toHaveBeenCalled();
       expect(queue._takeOut).not.toHaveBeenCalled();
       expect(queue.records).toEqual(rs);
       // offline, a keepalive request is likely to fail with no one to see it: taken as handed, it would be lost
       expect(note()).toBeNull();
-      handoff._exit('discarded', new Map([['k1', true]]), true);
+      (fly(handoff, [['k1', true]]), handoff._exit('discarded', true));
       expect(queue._remove).not.toHaveBeenCalled();
     });
 
     it('still notes what it handed over at an earlier exit when a later one is held', () => {
       const { handoff } = setup();
-      handoff._exit('hidden', new Map([['k1', true]]), false);
-      handoff._exit('cached', new Map([['k1', true], ['k2', true]]), true);
+      (fly(handoff, [['k1', true]]), handoff._exit('hidden', false));
+      (fly(handoff, [['k1', true], ['k2', true]]), handoff._exit('cached', true));
       expect(note()).toEqual(['k1']);
     });
   });
@@ -284,7 +288,7 @@ describe('createHandoff', () => {
       const { handoff } = setup();
       const noted = handoff._tookOver(['k1', 'k2']);
       // Chromium: the rejection comes just before pagehide.
-      handoff._exit('cached', new Map([['k2', true]]), false);
+      (fly(handoff, [['k2', true]]), handoff._exit('cached', false));
       expect(await noted).toBe(true);
       expect(await handoff._tookOver(['k3'])).toBe(false);
     });
@@ -292,13 +296,13 @@ describe('createHandoff', () => {
     it('takes the note back and says no when the exit that noted the request only hid the page (it sends them again)', async () => {
       const { handoff } = setup();
       localStorage.setItem('svc_sent', JSON.stringify(['x1']));
-      handoff._exit('hidden', new Map([['k1', true], ['k2', true]]), false);
+      (fly(handoff, [['k1', true], ['k2', true]]), handoff._exit('hidden', false));
       expect(note()).toEqual(['x1', 'k1', 'k2']);
       expect(await handoff._tookOver(['k1'])).toBe(false);
       // what another page noted, and this page's other request, stay noted
       expect(note()).toEqual(['x1', 'k2']);
       // a later exit notes it no more: this page sends it again itself
-      handoff._exit('cached', NONE, true);
+      handoff._exit('cached', true);
       expect(note()).toEqual(['x1', 'k2']);
     });
 
@@ -306,8 +310,8 @@ describe('createHandoff', () => {
       for (const how of ['cached', 'discarded'] as const) {
         localStorage.clear();
         const { handoff } = setup();
-        handoff._exit('hidden', new Map([['k1', true]]), false);
-        handoff._exit(how, new Map([['k1', true]]), false);
+        (fly(handoff, [['k1', true]]), handoff._exit('hidden', false));
+        (fly(handoff, [['k1', true]]), handoff._exit(how, false));
         expect(await handoff._tookOver(['k1'])).toBe(true);
         expect(note()).toEqual(['k1']);
       }
@@ -320,7 +324,7 @@ describe('createHandoff', () => {
       let commit!: () => void;
       const removal = new Promise<boolean>((r) => (commit = () => r(true)));
       handoff._removed(['d1', 'd2'], removal);
-      handoff._exit('discarded', NONE, false);
+      handoff._exit('discarded', false);
       expect(note()).toEqual(['d1', 'd2']);
       commit();
       await drain();
@@ -331,7 +335,7 @@ describe('createHandoff', () => {
       const { handoff } = setup();
       let fail!: () => void;
       handoff._removed(['d1'], new Promise<undefined>((r) => (fail = () => r(undefined))));
-      handoff._exit('discarded', NONE, false);
+      handoff._exit('discarded', false);
       fail();
       await drain();
       expect(note()).toEqual(['d1']);
@@ -340,18 +344,18 @@ describe('createHandoff', () => {
     it('notes nothing after an erasure (consent withdrawn, opt-out): neither removals pending nor requests kept alive', () => {
       const { handoff } = setup();
       handoff._removed(['d1'], new Promise(() => {}));
-      handoff._exit('hidden', new Map([['k1', true]]), false);
+      (fly(handoff, [['k1', true]]), handoff._exit('hidden', false));
       expect(note()).toEqual(['k1', 'd1']);
       localStorage.clear(); // the erasure removes the note
       handoff._erased();
-      handoff._exit('discarded', NONE, false);
+      handoff._exit('discarded', false);
       expect(note()).toBeNull();
     });
 
     it('notes nothing once the delete committed', async () => {
       const { handoff } = setup();
       await handoff._removed(['d1'], Promise.resolve());
-      handoff._exit('discarded', NONE, false);
+      handoff._exit('discarded', false);
       expect(note()).toBeNull();
     });
   });
@@ -359,7 +363,7 @@ describe('createHandoff', () => {
   describe('answered', () => {
     it('takes back the note of a delivered request after its records are removed', async () => {
       const { handoff, queue } = setup();
-      handoff._exit('hidden', new Map([['k1', true], ['k2', true]]), false);
+      (fly(handoff, [['k1', true], ['k2', true]]), handoff._exit('hidden', false));
       expect(note()).toEqual(['k1', 'k2']);
       handoff._answered(['k1'], true);
       expect(queue._remove).toHaveBeenCalledWith(['k1']);
@@ -372,7 +376,7 @@ describe('createHandoff', () => {
 
     it('takes back the note of a failed request without removing its records (the page retries them)', async () => {
       const { handoff, queue } = setup();
-      handoff._exit('hidden', new Map([['k1', true]]), true);
+      (fly(handoff, [['k1', true]]), handoff._exit('hidden', true));
       handoff._answered(['k1'], false);
       await drain();
       expect(queue._remove).not.toHaveBeenCalled();
@@ -399,7 +403,7 @@ describe('finishHandoffs', () => {
     const { handoff, queue } = setup();
     const r = record();
     queue.records.push(r);
-    handoff._exit('cached', NONE, false);
+    handoff._exit('cached', false);
     expect(note()).toEqual([r.id]);
   });
 });
@@ -416,7 +420,7 @@ describe('the hand-off with the queue', () => {
     const r = { ...record(), owner: 'A' };
     await a._add(r);
     const { handoff } = setup(() => true, { _queue: a });
-    handoff._exit('hidden', new Map([[r.id, true]]), false);
+    (fly(handoff, [[r.id, true]]), handoff._exit('hidden', false));
     // Another page loads while this one is frozen: it deletes what the note names.
     await finishHandoffs((ids) => createQueue('B', WIDE, events())._forget(ids));
     const stored = () => values<QueueRecord>(createStore('svc-analytics', 'queue'));
@@ -433,7 +437,7 @@ describe('the hand-off with the queue', () => {
     await Promise.all([a._add(beaconed), a._add(flying), a._add(refused)]);
     // The beacon carrying `refused` is refused (it is alone in its group: too big to share one).
     const { handoff } = setup((_url, body) => !batchIds(body).includes(refused.id), { _queue: a });
-    handoff._exit('cached', new Map([[flying.id, true]]), false);
+    (fly(handoff, [[flying.id, true]]), handoff._exit('cached', false));
     expect(note()).toEqual([flying.id, beaconed.id]);
     expect(a._list().map((r) => r.id)).toEqual([flying.id, refused.id]);
     // The page never comes back; the next load adopts its records once it is gone.

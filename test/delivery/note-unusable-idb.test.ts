@@ -13,7 +13,7 @@ it('where IndexedDB is unusable, what each hide hands to the browser does not st
   const handoff = createHandoff({ _queue: queue, _transport: { _beacon: () => true } as unknown as Transport, _platform: browserPlatform(), url: 'https://api.test/v1/batch', writeKey: 'wk', emit: vi.fn() });
   for (let i = 0; i < 3; i++) {
     await queue._add(record());
-    handoff._exit('hidden', new Map(), false);
+    handoff._exit('hidden', false);
     for (let j = 0; j < 5; j++) await new Promise((r) => setImmediate(r));
   }
   expect(JSON.parse(localStorage.getItem('svc_sent') || '[]')).toEqual([]);
