@@ -3,7 +3,7 @@ import type { QueueRecord } from './queue';
 import type { Deferred } from './transport';
 import { planBatches, body, BODY_OVERHEAD } from './batch';
 import { KEEPALIVE_LIMIT } from './transport';
-import { K } from './ledger';
+import { K, D, COVER, UNCOVER } from './ledger';
 
 /** What the deferral needs: what the hand-off needs, and the hand-off (which removes what the browser sent). */
 export interface DeferralDeps extends HandoffDeps {
@@ -33,8 +33,8 @@ export const covered = (list: readonly QueueRecord[], keptAlive: (id: string) =>
  */
 export function createDeferral(d: DeferralDeps) {
   const p = d._platform;
-  // The deferred request with the browser, and the records it carries.
-  let pending: (Deferred & { _records: QueueRecord[] }) | undefined;
+  // The deferred request with the browser (the records it carries: ledger state D).
+  let pending: Deferred | undefined;
   // The page went away (`pagehide`): what this page defers now would leave with it and with the next load too.
   let gone = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -46,9 +46,16 @@ export function createDeferral(d: DeferralDeps) {
     timer = undefined;
     const taken = pending;
     pending = undefined;
+    const ids = ledger._marked(D);
+    ledger._move(ids, UNCOVER);
     try {
       if (taken && !taken._sent()) taken._abort();
-      else if (taken) d._handoff._removed(taken._records.map((r) => r.id)), ledger._delivered(taken._records.map((r) => r.message));
+      else if (taken) {
+        // (those this page still holds: one delivered meanwhile by a request of its own was said then)
+        const messages = d._queue._list().filter((r) => ids.includes(r.id)).map((r) => r.message);
+        d._handoff._removed(ids);
+        ledger._delivered(messages);
+      }
     } catch {
       // (never into the page, nor in the way of the exit hand-off that follows)
     }
@@ -66,7 +73,11 @@ export function createDeferral(d: DeferralDeps) {
       try {
         // (`sentAt`: now, when it is handed over; the browser may send it later, after a crash)
         const deferred = d._transport._defer(d.url, body(group.map((r) => r.message), new Date(p._now()), d.writeKey));
-        pending = { ...deferred, _records: group };
+        pending = deferred;
+        ledger._move(
+          group.map((r) => r.id),
+          COVER,
+        );
         return;
       } catch {
         // (never into the page)

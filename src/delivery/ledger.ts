@@ -13,11 +13,13 @@ export const K = 2; // in flight with keepalive: outlives the page (https://fetc
 export const N = 4; // handed to the browser at a page exit, and noted (the exit note in localStorage: exit-note.ts)
 export const R = 8; // removed for good (delivered, refused, handed over): its delete from IndexedDB not committed yet
 export const M = 16; // removing, and named by the exit note (the next load deletes it if the delete is cut off)
+export const D = 32; // carried by the deferred request with the browser (deferral.ts), which sends it if the page dies
 
 /** What happens to a record: an index into TABLE (numbers: they cost the bundle nothing; MOVES names them). */
 export type Move = number;
 // A request takes the record (a queued one, or one handed at an exit that only hid the page, whose request failed
-// without an answer): request.ts; `KEEP`: with keepalive.
+// without an answer): request.ts; `KEEP`: with keepalive (the deferred request was taken back first: a record is never
+// both in a keepalive request and in the deferred one, which share the page's 64 KiB).
 export const SEND = 0;
 export const KEEP = 1;
 // The browser refused the keepalive request (its budget), or what was stored was erased: it goes without keepalive.
@@ -40,8 +42,12 @@ export const NOTE_REMOVING = 9;
 export const REMOVED = 10;
 // What was stored was erased (consent withdrawn, opt-out): nothing of it is noted or removed any more.
 export const ERASE = 11;
+// The deferred request carries it now (a record waiting, or in flight without keepalive: deferral.ts `covered`), or
+// no longer (taken back, or sent by the browser).
+export const COVER = 12;
+export const UNCOVER = 13;
 /** The moves' names, by index (for tests and the simulator's reports). */
-export const MOVES = ['send', 'keep', 'unkeep', 'end', 'kept', 'handed', 'unhand', 'remove', 'removeNoted', 'noteRemoving', 'removed', 'erase'];
+export const MOVES = ['send', 'keep', 'unkeep', 'end', 'kept', 'handed', 'unhand', 'remove', 'removeNoted', 'noteRemoving', 'removed', 'erase', 'cover', 'uncover'];
 
 /**
  * The transition table: for each move, `[any, none, set, clear]`: the state must hold at least one mark of `any` (0:
@@ -50,7 +56,7 @@ export const MOVES = ['send', 'keep', 'unkeep', 'end', 'kept', 'handed', 'unhand
  */
 export const TABLE: readonly (readonly [number, number, number, number])[] = [
   /* SEND */ [0, S | K | R, S, 0],
-  /* KEEP */ [0, S | K | R, K, 0],
+  /* KEEP */ [0, S | K | R | D, K, 0],
   /* UNKEEP */ [K, 0, S, K],
   /* END */ [S | K, 0, 0, S | K],
   /* KEPT */ [K, 0, N, 0],
@@ -61,6 +67,8 @@ export const TABLE: readonly (readonly [number, number, number, number])[] = [
   /* NOTE_REMOVING */ [R, 0, M, 0],
   /* REMOVED */ [0, 0, 0, R | M],
   /* ERASE */ [0, 0, 0, N | R | M],
+  /* COVER */ [0, K | R, D, 0],
+  /* UNCOVER */ [D, 0, 0, D],
 ];
 
 /** The state after `move` from `state`, or undefined when the table does not allow it. Pure. */

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createLedger, next as nextOf, MOVES, TABLE, S, K, N, R, M } from '../../src/delivery/ledger';
+import { createLedger, next as nextOf, MOVES, TABLE, S, K, N, R, M, D } from '../../src/delivery/ledger';
 import type { Message } from '../../src/message/types';
 
 // States by name: the marks a record holds ('' for queued, or gone: no entry in the ledger).
-const MARKS: Record<string, number> = { S, K, N, R, M };
+const MARKS: Record<string, number> = { S, K, N, R, M, D };
 const state = (name: string) => [...name].reduce((s, c) => s | MARKS[c], 0);
 const name = (s: number | undefined) => (s === undefined ? 'refused' : Object.keys(MARKS).filter((c) => s & MARKS[c]).join(''));
 // (moves by name: MOVES)
@@ -66,6 +66,18 @@ describe('the ledger: its transition table', () => {
     ['KNRM', 'erase', 'K'],
     ['SN', 'erase', 'S'],
     ['', 'erase', ''],
+    ['', 'cover', 'D'],
+    ['S', 'cover', 'SD'],
+    ['N', 'cover', 'ND'],
+    ['K', 'cover', 'refused'],
+    ['R', 'cover', 'refused'],
+    ['SD', 'uncover', 'S'],
+    ['D', 'uncover', ''],
+    ['', 'uncover', 'refused'],
+    ['SD', 'end', 'D'],
+    ['D', 'keep', 'refused'],
+    ['D', 'send', 'SD'],
+    ['D', 'remove', 'RD'],
   ];
   it.each(table)('%s, %s: %s', (from, move, to) => {
     expect(name(next(state(from), move))).toBe(to);
@@ -91,9 +103,12 @@ describe('the ledger: its transition table', () => {
       }
     }
     const names = [...seen].map(name).sort();
-    expect(names).toEqual(['', 'K', 'KN', 'KNR', 'KNRM', 'KR', 'KRM', 'N', 'NR', 'NRM', 'R', 'RM', 'S', 'SN', 'SNR', 'SNRM', 'SR', 'SRM']);
-    // never in flight both ways at once, and noted as being removed only while being removed
-    for (const s of seen) expect([!!(s & S && s & K), !!(s & M && !(s & R))]).toEqual([false, false]);
+    // (each of these, and each with D: carried by the deferred request, but never with K)
+    const base = ['', 'K', 'KN', 'KNR', 'KNRM', 'KR', 'KRM', 'N', 'NR', 'NRM', 'R', 'RM', 'S', 'SN', 'SNR', 'SNRM', 'SR', 'SRM'];
+    expect(names).toEqual([...base, ...base.filter((n) => !n.includes('K')).map((n) => n + 'D')].sort());
+    // never in flight both ways at once, noted as being removed only while being removed, never in a keepalive
+    // request and the deferred one
+    for (const s of seen) expect([!!(s & S && s & K), !!(s & M && !(s & R)), !!(s & K && s & D)]).toEqual([false, false, false]);
   });
 });
 
