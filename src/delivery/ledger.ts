@@ -6,7 +6,12 @@ import { note, unnote } from './exit-note';
  * The ledger (issue 27): the one owner of what this page's delivery knows of each record beyond "queued" (in the
  * queue's memory and store, no entry here) and "gone" (no longer anywhere, no entry here). A record's state is a set
  * of these marks, changed only by `_move` through TABLE (a move the table does not allow is refused, the state left
- * as it was, and told to `illegal`: the simulator fails a run on it, sim/check.ts).
+ * as it was, and told to `illegal`: the simulator fails a run on it, sim/check.ts). Marks, not one name per state:
+ * they combine (a keepalive request noted at an exit whose delete began when another page erased it is K|N|R); the
+ * table test lists the 36 states reachable from "queued" (test/delivery/ledger.test.ts). The queue keeps the records
+ * themselves (and which of them a pending write must skip); the deferral keeps the browser's handle of its request;
+ * the requests, the hand-off and the deferral move records here and plan from what it says. It also writes the exit
+ * note (what a later page reads of this one: exit-note.ts is its schema) and says `'delivered'`.
  */
 export const S = 1; // in flight without keepalive: dies with the page
 export const K = 2; // in flight with keepalive: outlives the page (https://fetch.spec.whatwg.org/#concept-fetch-group-terminate)
@@ -96,7 +101,6 @@ export function createLedger(emit: (name: 'delivered', messages: Message[]) => v
       else states.delete(id);
     }
   };
-
 
   return {
     _move: move,
