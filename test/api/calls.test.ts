@@ -23,8 +23,8 @@ function setup() {
     _scheduler: { _notify: () => {} },
   } as unknown as Delivery;
   const identity = createIdentity({ persist: false });
-  // (as the wiring does: the gate queues what it takes through the pipeline's enqueue)
-  const gate = createGate({ identity, _overBounds: () => false, report: guard.report, _full: () => {}, _opened: () => {}, _queue: (built) => calls.enqueue(delivery, 'tab', built), _erase: () => {} });
+  // (as the wiring does: the gate queues what it takes through the pipeline's queueTo)
+  const gate = createGate({ identity, _overBounds: () => false, report: guard.report, _full: () => {}, _opened: () => {}, _queue: (built) => calls.queueTo(() => delivery, 'tab')(built), _erase: () => {} });
   const transforms = createTransforms({ integrations: {}, timeout: 1000 }, guard.report, () => Promise.resolve(pluginRunner));
   const instance: Instance = { identity, integrations: {}, owner: 'tab', gate, context: createContextCache({ userAgent: 'UA', locale: 'en', screen: { width: 1, height: 1, density: 1 } }), delivery: () => delivery };
   let loaded: Instance | undefined;
