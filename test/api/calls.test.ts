@@ -91,6 +91,20 @@ describe('the call pipeline', () => {
     expect(a.event.properties?.seen).toBe(true);
   });
 
+  it('without middleware a call is queued once the current script is done (its microtask commits it); after that, a middleware that answers at once queues before its call returns', async () => {
+    const { calls, load, queued, transforms } = setup();
+    load();
+    const a = calls.invoke('track', ['A']);
+    expect(queued).toEqual([]);
+    await a;
+    expect(queued.map((m) => m.event)).toEqual(['A']);
+    transforms.use(({ payload, next }) => next(payload));
+    const b = calls.invoke('track', ['B']);
+    // (the microtask that committed A is done: nothing earlier waits, so B does not wait for one)
+    expect(queued.map((m) => m.event)).toEqual(['A', 'B']);
+    await b;
+  });
+
   it("the promise resolves with the message as the gate took it: after middleware, with the site's consent decision", async () => {
     const { calls, load, queued, transforms } = setup();
     load();
