@@ -19,6 +19,12 @@
 // building the message, IndexedDB writes, ...) are not on the chain and are not counted (they are work, not hops).
 // `files` is the number of distinct src/ files among those frames.
 //
+// Besides the chain, what ran from the call to the fetch, on the chain or not (V8's precise coverage, its counters reset
+// just before the call): every function of the bundle with its call count, the gate's entries among them (the `_`
+// methods of privacy/gate.ts: `_admit` and `_commit` are the call's; `_open` is delivery asking before it sends), and
+// the looks at the middleware stage (`active`). This is the upper figure (IndexedDB writes, timers of delivery and of
+// the page-exit cover included); the chain is the one the bound holds.
+//
 // Which build: by default an unminified copy of the bundle (the CDN bundle's rollup configuration without terser,
 // written to .tmp/call-path/), so that the count is the code's structure: terser inlines small functions, which then
 // vanish from the stack. `--min` measures the shipped dist/analytics.min.js with its source map instead (what runs).
