@@ -11,7 +11,7 @@
 // profile), BENCH_NO_WRITE=1 (don't write RESULTS.md), BENCH_REPORT_ONLY=1 (measure nothing: write RESULTS.md again
 // from bench/.tmp/last-run.json, after a change to the report's code), BENCH_STUB_RUNS (fresh contexts per library
 // for the stub's own cost, default 15), BENCH_LH_RUNS (Lighthouse runs per page, default 5), BENCH_ONLY (a comma list
-// of the parts to run: ttfe, track, unload, crash, profile, stub, lighthouse; e.g. `BENCH_ONLY=lighthouse,track npm run
+// of the parts to run: ttfe, track, unload, crash, profile, stub, lighthouse, callpath; e.g. `BENCH_ONLY=lighthouse,track npm run
 // bench`: prints those parts' tables, writes bench/.tmp/last-run-only.json, leaves RESULTS.md alone).
 import fs from 'node:fs';
 import os from 'node:os';
@@ -22,6 +22,7 @@ import { chromium } from '@playwright/test';
 import { executablePath, args as CHROMIUM_ARGS } from '../scripts/chromium.mjs';
 import { startAll, nowMs, ROOT, BENCH, TMP, DIST, DIST_SNAP, DIST_FILES, DIST_MAP, SEGMENT_UMD, CIO_UMD, CIO_SNIPPET_VERSION, SEGMENT_DEFAULT_KEY, CIO_DEFAULT_KEY, segmentSnippet, cioSnippet, ourSnippet, snapshotDist, hashFiles, AMP_BUNDLE, AMP_SNIPPET_FILE, ampSnippet, ampVersion, PAGE_LIBS } from './servers.mjs';
 import { analyzeProfile } from './profile.mjs';
+import { buildPlain, measure as measureCallPath } from '../scripts/call-path.mjs';
 import { launchChrome, lighthouseRun, bootupOf, LH_LONG_TASK_MS } from './lighthouse.mjs';
 import { crashRun, crashCell, crashChecks, CRASH_N, CRASH_WAIT_MS } from './crash.mjs';
 
@@ -29,7 +30,7 @@ const TTFE_RUNS = intEnv('BENCH_RUNS', 7);
 const TRACK_RUNS = intEnv('BENCH_TRACK_RUNS', 3);
 const STUB_RUNS = intEnv('BENCH_STUB_RUNS', 15);
 const LH_RUNS = intEnv('BENCH_LH_RUNS', 5);
-const PARTS = ['ttfe', 'track', 'unload', 'crash', 'profile', 'stub', 'lighthouse'];
+const PARTS = ['ttfe', 'track', 'unload', 'crash', 'profile', 'stub', 'lighthouse', 'callpath'];
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((x) => x.trim()).filter(Boolean)) : null;
 if (ONLY) for (const p of ONLY) if (!PARTS.includes(p)) throw new Error(`BENCH_ONLY: unknown part ${p} (parts: ${PARTS.join(', ')})`);
 const has = (part) => !ONLY || ONLY.has(part);
@@ -309,6 +310,20 @@ async function main() {
     if (has('stub')) {
       raw.stub = await stubRuns(browser, servers);
       phase('stub cost');
+    }
+    // The call path of one track() to fetch (scripts/call-path.mjs): the code's structure, measured once.
+    if (has('callpath')) {
+      const page = await browser.newPage();
+      try {
+        raw.callPath = await measureCallPath(page, await buildPlain());
+        log(`call path: ${raw.callPath.calls} calls through ${raw.callPath.files} files from track() to fetch`);
+      } catch (e) {
+        raw.callPath = { error: String(e) };
+        log(`call path: ERROR ${e}`);
+      } finally {
+        await page.close();
+      }
+      phase('call path');
     }
     if (has('lighthouse')) {
       raw.lighthouse = await lighthouseRuns(servers);
@@ -844,6 +859,9 @@ const GOAL_BUSY_MS = 100;
 const GOAL_BROTLI = 12000;
 const AIM_BROTLI = 10000;
 const GOAL_ALL_BROTLI = 17500;
+/** From the API method to `fetch`: at most this many calls, through at most this many files (issue 28). */
+const GOAL_CALLS = 15;
+const GOAL_CALL_FILES = 8;
 /** The edge chunks an all-features page loads besides the bundle (not the debug and plan chunks). */
 const EDGE_CHUNKS = ['analytics.extend.min.js', 'analytics.sources.min.js'];
 const brotliOf = (file) => zlib.brotliCompressSync(fs.readFileSync(path.join(DIST, file)), { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11 } }).length;
@@ -907,6 +925,7 @@ function summaryRows(raw, sums) {
   if (amp && Number.isFinite(us(amp))) {
     rows.push(['`track()` vs Amplitude: synchronous µs per call, measured in the same run', fmt1(us(o)), `Amplitude: ${fmt1(us(amp))}`, ratio(us(o), us(amp)), "no more than Amplitude's", us(o) <= us(amp) ? `met (${fmt1(us(amp) - us(o))} µs less)` : `**missed** by ${fmt1(us(o) - us(amp))} µs (+${pctOver(us(o), us(amp))})`]);
   }
+  rows.push(callPathRow(raw));
   const S = lhSummary(raw);
   if (S) {
     let best = null;
@@ -929,6 +948,17 @@ function summaryRows(raw, sums) {
   }
   rows.push([`bundle + every edge chunk of an all-features page (${EDGE_CHUNKS.join(', ')}), brotli (bytes)`, fmtInt(all), 'n/a', 'n/a', `at most ${fmtInt(GOAL_ALL_BROTLI)} B`, goalStatus(all, GOAL_ALL_BROTLI, 'B', fmtInt)]);
   return rows;
+}
+
+/** The chain of one `track()` to `fetch` (scripts/call-path.mjs: its head says what is counted). */
+function callPathRow(raw) {
+  const c = raw.callPath;
+  const label = 'calls from `track()` (after ready) to `fetch`: frames of src/ on the chain, async parents included, and their files (`node scripts/call-path.mjs` lists them)';
+  const goal = `at most ${GOAL_CALLS} calls through ${GOAL_CALL_FILES} files`;
+  if (!c || c.error) return [label, c ? 'error' : 'not measured', 'n/a', 'n/a', goal, 'n/a'];
+  const miss = [c.calls > GOAL_CALLS && `by ${c.calls - GOAL_CALLS} calls`, c.files > GOAL_CALL_FILES && `by ${c.files - GOAL_CALL_FILES} files`].filter(Boolean);
+  const gate = Object.entries(c.gate).map(([k, v]) => `${k} ${v}`).join(', ');
+  return [label, `${c.calls} calls / ${c.files} files`, 'n/a', 'n/a', goal, `${miss.length ? `**missed** ${miss.join(', ')}` : 'met'} (gate entries meanwhile: ${gate}; middleware stage looked at ${c.middleware})`];
 }
 
 /** Lighthouse per page: medians of TBT, FCP, TTI, the library's bootup (scripting + parse/compile), and TBT added. */
@@ -1066,6 +1096,7 @@ function partialReport(raw) {
     parts.push(mdTable(['library', `µs per track() (median of ${TRACK_RUNS} × ${TRACK_N})`, 'main thread until delivered, ms', 'delivered'], rows));
   }
   if (ONLY.has('crash')) parts.push(crashTable(raw));
+  if (raw.callPath) parts.push(mdTable(['Goal (issue 28)', 'svc-analytics', 'best peer', 'ours / best', 'goal', 'status'], [callPathRow(raw)]));
   if (raw.stub) parts.push(stubSection(raw));
   if (raw.lighthouse) parts.push(lighthouseSection(raw));
   return parts.join('\n');
@@ -1201,7 +1232,7 @@ Produced by \`npm run bench\` (\`node bench/run.mjs\`) on ${m.date}. Customer.io
 comparison: track calls, page exit, the stub's cost, Lighthouse).
 
 To run only some parts: \`BENCH_ONLY=lighthouse,track npm run bench\` (parts: \`ttfe\`, \`track\`, \`unload\`, \`crash\`, \`profile\`,
-\`stub\`, \`lighthouse\`; prints their tables, writes \`bench/.tmp/last-run-only.json\`, leaves this file alone). Counts:
+\`stub\`, \`lighthouse\`, \`callpath\`; prints their tables, writes \`bench/.tmp/last-run-only.json\`, leaves this file alone). Counts:
 \`BENCH_TRACK_RUNS\`, \`BENCH_STUB_RUNS\` (default 15), \`BENCH_LH_RUNS\` (default 5); see the head of \`bench/run.mjs\`.
 
 ## Summary: the goals

@@ -138,7 +138,7 @@ export function createWorld(seed: number, mod: DeliveryModule) {
     return page;
   }
 
-  /** A call (track, identify, page, reset's next call): a record queued, as the API layer's `enqueue`. */
+  /** A call (track, identify, page, reset's next call): a record queued, as the API layer's `queueTo` (src/api/calls.ts). */
   function call(page: SimPage) {
     // (an opted-out visitor's calls are refused by the API layer, before delivery)
     if (!page.delivery || page.dead || page.frozen || w.optedOutAt < Infinity) return;

@@ -25,7 +25,7 @@ import { readTestHook } from './test-hook';
 import { once } from './emitter';
 import { createPageGuard } from './guard';
 import { createContextCache } from './page-context';
-import { createCalls, type Instance } from './calls';
+import { createCalls, type Calls, type Instance } from './calls';
 import { clearBuffer } from '../stub/buffer';
 import { clearWaiting } from '../extend/waiting';
 import { createReplay, type Recorded } from '../stub/replay';
@@ -126,6 +126,7 @@ export function createAnalytics(stages: {
     const plan = options.plan ? stages.plan(options.plan, report).catch((e) => void report(analyticsError('plan_unavailable', 'plan: ' + describe(e)))) : undefined;
     // Storage and delivery, started once storing is allowed (at load, or when consent is granted).
     let delivery: Delivery | undefined;
+    let queue: ReturnType<Calls['queueTo']>;
     const open = () =>
       delivery || (delivery = startDelivery({ ...settings, owner, writeKey, identity, open: isOpen, report, emit: emitter.emit }));
     const gate = createGate({
@@ -139,13 +140,13 @@ export function createAnalytics(stages: {
         open();
         identity._persist();
         decorate?.();
-        for (const built of held) calls.enqueue(open(), owner, built);
+        for (const built of held) queue(built);
         // (the stub's recorded calls still to take from storage come after the held ones: a recorded consent() that
         // granted came after them)
         replay.take(true);
         calls.resume(instance);
       },
-      _queue: (built) => calls.enqueue(open(), owner, built),
+      _queue: (queue = calls.queueTo(open, owner)),
       _erase: () => eraseStored(delivery),
     });
     const instance: Instance = {
@@ -177,7 +178,8 @@ export function createAnalytics(stages: {
     timeout: () => transformSettings.timeout,
   });
   const autotrack = sources._autotrack;
-  const call = (type: MessageType) => (...args: unknown[]) => invoke(type, args);
+  // (the API method starts the pipeline itself: one call from the page to it)
+  const call = (type: MessageType) => (...args: unknown[]) => calls.start(type, args)[0];
 
   const api: CoreAnalytics = {
     load: (writeKey, options) => load(writeKey, options),

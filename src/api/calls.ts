@@ -6,7 +6,7 @@ import type { Delivery } from '../delivery/start';
 import type { PrivacyGate } from '../privacy/gate';
 import type { Preferences } from '../privacy/consent';
 import type { Checked, Transforms } from '../extend/transforms';
-import type { PageGuard } from './guard';
+import { handled, type PageGuard } from './guard';
 import { readPage, type PageFacts } from './page-context';
 import type { PlanCheck } from '../plan/browser-check';
 import type { CallCheck, CallSite, RecordedPage } from './types';
@@ -53,8 +53,6 @@ export const EVENT_ARGS: Record<MessageType, (keyof Message)[]> = {
 
 const isAnalyticsError = (e: unknown): e is AnalyticsError => e instanceof Error && !!(e as Partial<AnalyticsError>).code;
 
-// A promise the page may ignore: a rejection it never looks at is no unhandled rejection (`await` still throws).
-const handled = <T>(p: Promise<T>) => (p.catch(() => {}), p);
 const resolved = Promise.resolve();
 
 /**
@@ -84,8 +82,7 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
     // Found before normalise runs, so arguments it refuses still reach the callback (normalise finds the same one).
     const callback = args.find(isFunction);
     const instance = d.instance();
-    if (!instance && noBrowser()) return [guard.refuse(analyticsError('not_loaded', 'svc-analytics runs in a browser only'), callback), false];
-    if (!instance && unloadable) return [guard.refuse(unloadable, callback, true), false];
+    if (!instance && (noBrowser() || unloadable)) return [guard.refuse(unloadable || analyticsError('not_loaded', 'svc-analytics runs in a browser only'), callback, !!unloadable), false];
     // The page and time of the call itself, also for a call that waits for `load`.
     // (read only for a call made now: a replayed call brings its own)
     const at: CallSite = site || { page: readPage(), time: Date.now() };
@@ -138,16 +135,17 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
     if (fresh) identity._setAnonymousId(fresh);
     if (type == 'identify') identity._identify(message.userId, message.traits!);
     if (type == 'group') identity._group(message.groupId!, message.traits!);
-    // Commit: `checked` is the message measured, or what middleware and plugins passed on, checked (a refusal reported
-    // where it was found: by the middleware stage, or below).
-    const commit = (checked: Checked, reported: boolean): Promise<CallResult> => {
+    // Commit (the gate's last word, then the callback and the events): `passed` is what middleware and plugins passed on,
+    // checked (a refusal reported where it was found: by the middleware stage, or below); none: the message as built,
+    // measured now (a call without them, in its microtask: see below).
+    const commit = (passed?: Checked | void, reported?: boolean): Promise<CallResult> => {
+      const checked = passed || (deferred--, early || measure(drafted as Draft));
       const out = gate._commit(ticket, type, checked);
       return out instanceof Error ? guard.refuse(out, callback, out != checked || reported) : committed(instance, type, out, options, callback);
     };
     // Transform: with source middleware or plugins (or a message drafted for them), they see it first (before it is
-    // validated, as CONTRACT section 2 says) and the stage checks what they pass on; else it is measured.
+    // validated, as CONTRACT section 2 says) and the stage checks what they pass on.
     const transform = (): Started => {
-      if (!via) return [commit(early || measure(drafted as Draft), false), false];
       let out: Checked | Promise<Checked>;
       try {
         out = transforms.run(message);
@@ -171,17 +169,10 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
     // With middleware or plugins, at once (one that answers at once queues the message before the call returns). Without,
     // once the page's current script is done (a microtask: the page's code goes on sooner, and the message is queued
     // before any other task runs, so before the page could end), and so is every call after it until then (call order).
+    // (Without them, the microtask is `commit` itself: one step from the call to the gate.)
     if (via && !deferred) return transform();
     deferred++;
-    return [
-      handled(
-        resolved.then(() => {
-          deferred--;
-          return transform()[0];
-        }),
-      ),
-      false,
-    ];
+    return [handled(resolved.then(via ? () => (deferred--, transform()[0]) : commit)), false];
   }
 
   // A message the gate took (`stored`: held while consent is pending, or queued; never rejects, a queue that cannot
@@ -201,23 +192,24 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
     });
   }
 
-  // Puts a message in the queue of `delivery` (started: storing is allowed): an AnalyticsError (queue_full), or a
-  // promise that resolves once it is stored.
-  function enqueue(delivery: Delivery, owner: string, { message, bytes }: BuiltMessage) {
+  // Puts a message in the queue of `delivery` (started by `open`: storing is allowed): an AnalyticsError (queue_full), or
+  // a promise that resolves once it is stored. The gate's `_queue`: the step after its `_commit`.
+  const queueTo = (open: () => Delivery, owner: string) => ({ message, bytes }: BuiltMessage) => {
+    const delivery = open();
     const stored = delivery._queue._add({ id: message.messageId, message, bytes, queuedAt: Date.now(), attempts: 0, owner });
     if (stored instanceof Error) guard.full.add(stored.messageIds);
     // The scheduler hears of it at once: a request may leave while IndexedDB still writes (a message leaves the
     // queue only after a 2xx, and one delivered before its write is never written: see queue.ts `removed`).
     else delivery._scheduler._notify();
     return stored;
-  }
+  };
 
   const invoke = (type: MessageType, args: unknown[], site?: CallSite, check?: CallCheck): Promise<CallResult> => start(type, args, site, check)[0];
 
   return {
     start,
     invoke,
-    enqueue,
+    queueTo,
     /** Queues what other pages of this binding left waiting (see `resumeWaiting`), once storing is allowed. */
     resume: (instance: Instance) => instance.gate._state() == 'open' && resumeWaiting(instance, transforms, guard, committed),
     /** URL of the last page message built. */

@@ -1,8 +1,11 @@
 import type { AnalyticsError } from '../message/errors';
 import type { Callback } from '../types';
 import type { DebugMode } from '../debug/debug-mode';
-import { analyticsError, createEpisodes, describe, refused } from '../message/errors';
+import { analyticsError, createEpisodes, describe } from '../message/errors';
 import { createEmitter, createGuard as guardCalls } from './emitter';
+
+/** A promise the page may ignore: a rejection it never looks at is no unhandled rejection (`await` still throws). */
+export const handled = <T>(p: Promise<T>) => (p.catch(() => {}), p);
 
 /**
  * The one guard at the page boundary (CONTRACT section 2, STYLE practices 8 and 15): the page's functions are called
@@ -29,7 +32,7 @@ export function createPageGuard(debugMode: DebugMode) {
     refuse(error: AnalyticsError, callback?: Callback, quiet?: boolean): Promise<never> {
       if (!quiet) report(error);
       safely(callback, error);
-      return refused(error);
+      return handled(Promise.reject(error));
     },
     /** Calls refused while the queue is full: reported once per episode, with all their ids. */
     full: createEpisodes('queue_full', (n) => `${n} call(s) refused: the queue is full`, report),

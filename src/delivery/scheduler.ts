@@ -32,8 +32,9 @@ export interface SchedulerDeps extends HandoffDeps {
 
 const noop = () => {};
 
-// One timer that fires at the earliest time it was armed for (never later than asked).
-function alarm(fire: () => void, p: Platform) {
+// One timer that fires at the earliest time it was armed for (never later than asked): a flush that keeps the backoff.
+// (`flush` itself, not a function that calls it: one step less from a call to its request, issue 28)
+function alarm(p: Platform, flush: (force: boolean) => void) {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let due = Infinity;
   return (ms: number) => {
@@ -45,7 +46,7 @@ function alarm(fire: () => void, p: Platform) {
     timer = p._setTimeout(() => {
       timer = undefined;
       due = Infinity;
-      fire();
+      flush(false);
     }, ms);
   };
 }
@@ -78,7 +79,7 @@ export function createScheduler(d: SchedulerDeps) {
   const flying = (id: string) => ledger._state(id) & (S | K);
 
   const offline = () => !p._onLine();
-  const arm = alarm(() => flush(false), p);
+  const arm = alarm(p, flush);
   // Runs after every call, so it stays O(1): the oldest record decides the interval.
   const plan = () => {
     // (after this task: once for a burst of calls, and after the requests of a pass)

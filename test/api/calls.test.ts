@@ -23,8 +23,8 @@ function setup() {
     _scheduler: { _notify: () => {} },
   } as unknown as Delivery;
   const identity = createIdentity({ persist: false });
-  // (as the wiring does: the gate queues what it takes through the pipeline's enqueue)
-  const gate = createGate({ identity, _overBounds: () => false, report: guard.report, _full: () => {}, _opened: () => {}, _queue: (built) => calls.enqueue(delivery, 'tab', built), _erase: () => {} });
+  // (as the wiring does: the gate queues what it takes through the pipeline's queueTo)
+  const gate = createGate({ identity, _overBounds: () => false, report: guard.report, _full: () => {}, _opened: () => {}, _queue: (built) => calls.queueTo(() => delivery, 'tab')(built), _erase: () => {} });
   const transforms = createTransforms({ integrations: {}, timeout: 1000 }, guard.report, () => Promise.resolve(pluginRunner));
   const instance: Instance = { identity, integrations: {}, owner: 'tab', gate, context: createContextCache({ userAgent: 'UA', locale: 'en', screen: { width: 1, height: 1, density: 1 } }), delivery: () => delivery };
   let loaded: Instance | undefined;
@@ -89,6 +89,20 @@ describe('the call pipeline', () => {
     expect(queued.map((m) => [m.event, m.properties?.seen])).toEqual([['Before', undefined], ['After', true]]);
     expect(b.event.properties?.seen).toBeUndefined();
     expect(a.event.properties?.seen).toBe(true);
+  });
+
+  it('without middleware a call is queued once the current script is done (its microtask commits it); after that, a middleware that answers at once queues before its call returns', async () => {
+    const { calls, load, queued, transforms } = setup();
+    load();
+    const a = calls.invoke('track', ['A']);
+    expect(queued).toEqual([]);
+    await a;
+    expect(queued.map((m) => m.event)).toEqual(['A']);
+    transforms.use(({ payload, next }) => next(payload));
+    const b = calls.invoke('track', ['B']);
+    // (the microtask that committed A is done: nothing earlier waits, so B does not wait for one)
+    expect(queued.map((m) => m.event)).toEqual(['A', 'B']);
+    await b;
   });
 
   it("the promise resolves with the message as the gate took it: after middleware, with the site's consent decision", async () => {
