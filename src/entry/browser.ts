@@ -1,13 +1,14 @@
 // The IIFE bundle (dist/analytics.min.js): takes over the snippet's stub, or stands alone.
 import { createAnalytics } from '../api/analytics';
 import { addHelpers } from '../helpers/add-helpers';
-import { bindingOf, takeOverBuffer, type BufferedCall } from '../stub/buffer';
+import { bindingOf, bufferIO, othersWaiting, readBuffer, takeOwn, type BufferedCall } from '../stub/buffer';
+import type { takeOverBuffer } from '../stub/adopt';
 import type { DebugTools } from '../debug/debug';
 import { createEdgeTransforms, type ExtendChunk } from '../extend/edge';
 import type { LinkTools } from '../identity/link';
 import type { Sources } from '../sources';
 import type { PlanCheck } from '../plan/browser-check';
-import type { AnalyticsError } from '../message/errors';
+import { analyticsError, describe, type AnalyticsError } from '../message/errors';
 import { scriptUrl } from './trusted-types';
 
 /** Loads a chunk that lives next to the bundle, as the bundle loads its own (see `script` below). */
@@ -17,6 +18,8 @@ export type ChunkLoader = <T>(file: string, sri: string, name: string, ok: (c: a
 export interface LazyChunk {
   tools: DebugTools;
   links: LinkTools;
+  /** The take-over of other pages' calls from the stub's buffer (src/stub/adopt.ts). */
+  takeOverBuffer: typeof takeOverBuffer;
   /** Loads the tracking-plan chunk (dist/analytics.plan.min.js, whose SRI hash this chunk carries) and starts its checker. */
   plan(load: ChunkLoader, plan: unknown, report: (e: AnalyticsError) => void): Promise<PlanCheck>;
 }
@@ -38,8 +41,9 @@ const doc = (name: 'currentScript' | 'head') => (Object.getOwnPropertyDescriptor
 // plugins), inserted on the first `addSourceMiddleware` or `register` only; the sources chunk
 // (dist/analytics.sources.min.js: trackLink/trackForm, trackPageViews' watch of URL changes), on the first of those
 // calls or a load with `trackPageViews` only; the lazy chunk
-// (dist/analytics.debug.min.js: the debug tools, the link and server-cookie tools), inserted on `debug(true)`,
-// `linkDomains` or `serverCookies` only; and, for a `plan` load option only, the tracking-plan checker
+// (dist/analytics.debug.min.js: the debug tools, the link and server-cookie tools, the take-over of other pages'
+// calls from the stub's buffer), inserted on `debug(true)`, `linkDomains` or `serverCookies`, or when the buffer holds
+// other pages' calls, only; and, for a `plan` load option only, the tracking-plan checker
 // (dist/analytics.plan.min.js), which the lazy chunk loads through `script` with its own hash (so that no page without
 // a plan carries it). Each is inserted with this script's nonce (a strict CSP allows it
 // then), and, when this script is checked by Subresource Integrity, with the chunk's own hash (known at build time)
@@ -95,15 +99,19 @@ function takeOver() {
   // then, and the next lifecycle event (pagehide follows a hide, and a hide follows pagehide) hands them over; the
   // stub's buffer is told then that this page is done with the calls it took (see `takeOverBuffer`).
   let taken: (() => void) | void;
+  // (`go`: starts `load`, once; set while it waits for the lazy chunk, see below)
+  let go: (() => void) | undefined;
   const rest = (e: Event) => {
+    go?.();
     while (steps.length) next();
     if (e.type == 'pagehide' || document.visibilityState == 'hidden') taken?.();
   };
   document.addEventListener('visibilitychange', rest);
   addEventListener('pagehide', rest);
+  let report: (e: AnalyticsError) => void;
   const { api, load, replay, keep, helperDeps } = createAnalytics({
     debug: src ? () => loadChunk().then((c) => c.tools) : undefined,
-    transforms: (settings, report) => createEdgeTransforms(settings, report, loadExtend),
+    transforms: (settings, r) => createEdgeTransforms(settings, (report = r), loadExtend),
     tools: () => loadChunk().then((c) => c.links),
     plan: (plan, report) => loadChunk().then((c) => c.plan(script, plan, report)),
     sources: loadSources,
@@ -124,10 +132,26 @@ function takeOver() {
   const once = (c: BufferedCall) => (done.has(c) ? undefined : (done.add(c), replay(c[0], c[1], c[2], c[3])));
   calls.filter((c) => EARLY.test(c[0])).forEach(once);
   // (the page's id: `invoked`; `pid` in the stubs of 0.1.0 and before, which set `invoked` to 1)
-  const recorded = (storage: boolean) =>
-    storage ? (taken = takeOverBuffer(calls, stub && (stub.pid || stub.invoked), once, loadCall && bindingOf(loadCall[1]))) : calls.forEach((c) => c[0] != 'load' && once(c));
+  const own = stub && (stub.pid || stub.invoked);
   const loadCall = calls.find((c) => c[0] == 'load');
+  const bound = loadCall && bindingOf(loadCall[1]);
+  // The take-over of other pages' calls (src/stub/adopt.ts) comes with the lazy chunk: only when the buffer holds
+  // calls of another page of this binding (`othersWaiting`), loaded before `load` runs (the calls made meanwhile wait
+  // for it, in order: the taken calls come first, as they would without the chunk). A chunk that cannot load, or a
+  // page hidden or left before it came, takes its own calls only (`takeOwn`): the other pages' stay in the buffer for
+  // a later page; the failure is reported.
+  let whole: typeof takeOverBuffer | undefined;
+  const recorded = (storage: boolean) =>
+    storage ? (taken = whole ? whole(bufferIO, calls, own, once, bound) : takeOwn(calls, own, once)) : calls.forEach((c) => c[0] != 'load' && once(c));
   // (kept now: a `load` the page makes itself before the recorded one runs, in the next task, replays them too)
-  if (loadCall) keep(recorded), later(() => load(...(loadCall[1] as [string, object?]), recorded, later));
-  else recorded(true);
+  if (loadCall) {
+    keep(recorded);
+    const start = () => ((go = undefined), later(() => load(...(loadCall[1] as [string, object?]), recorded, later)));
+    if (!othersWaiting(readBuffer(), own, bound, Date.now())) return start();
+    go = start;
+    loadChunk().then(
+      (c) => void (whole = c.takeOverBuffer),
+      (e) => report(analyticsError('chunk_unavailable', `other pages' calls: ${describe(e)}; left for a later page`)),
+    ).then(() => go?.());
+  } else recorded(true);
 }
