@@ -105,3 +105,22 @@ test("a lazy chunk that cannot load: this page's calls are sent, 'error' is hear
   expect(await arrived(collector, [...left, 'Page 2 Stub', 'Page 2'])).toEqual([...left, 'Page 2', 'Page 2 Stub'].sort());
   expect(errors).toEqual([]);
 });
+
+test("with the consent option, the lazy chunk is asked for only at the grant, and the other page's calls are sent then", async ({ page, site, collector }) => {
+  const errors = await watchErrors(page);
+  const fetched = lazyFetches(page);
+  const left = ['Left X'];
+  const gated = site.page('/basic.html', { opts: JSON.stringify({ flushInterval: 100, consent: { categories: ['analytics'] } }) });
+  await leaveCalls(page, site, left, gated);
+  await ready(page);
+  await page.evaluate(() => (window as any).analytics.track('Held'));
+  await quiet(collector, 500);
+  expect(fetched, 'nothing asked for before the grant').toEqual([]);
+  expect(await collector.messages()).toEqual([]);
+  await page.evaluate(() => (window as any).analytics.consent({ analytics: true }));
+  await collector.waitFor(2, { type: 'track' }, 30000);
+  await quiet(collector);
+  expect(await arrived(collector, [...left, 'Held'])).toEqual(['Held', ...left]);
+  expect(fetched).toHaveLength(1);
+  expect(errors).toEqual([]);
+});

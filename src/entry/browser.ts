@@ -10,6 +10,8 @@ import type { Sources } from '../sources';
 import type { PlanCheck } from '../plan/browser-check';
 import { analyticsError, describe, type AnalyticsError } from '../message/errors';
 import { scriptUrl } from './trusted-types';
+import { ownOptions } from '../api/config';
+import type { LoadOptions } from '../types';
 
 /** Loads a chunk that lives next to the bundle, as the bundle loads its own (see `script` below). */
 export type ChunkLoader = <T>(file: string, sri: string, name: string, ok: (c: any) => unknown) => Promise<T>;
@@ -135,23 +137,30 @@ function takeOver() {
   const own = stub && (stub.pid || stub.invoked);
   const loadCall = calls.find((c) => c[0] == 'load');
   const bound = loadCall && bindingOf(loadCall[1]);
-  // The take-over of other pages' calls (src/stub/adopt.ts) comes with the lazy chunk: only when the buffer holds
-  // calls of another page of this binding (`othersWaiting`), loaded before `load` runs (the calls made meanwhile wait
-  // for it, in order: the taken calls come first, as they would without the chunk). A chunk that cannot load, or a
-  // page hidden or left before it came, takes its own calls only (`takeOwn`): the other pages' stay in the buffer for
-  // a later page; the failure is reported.
+  // The take-over of other pages' calls (src/stub/adopt.ts) comes with the lazy chunk, fetched only when the buffer
+  // holds calls of another page of this binding (`othersWaiting`): before `load` runs (the calls made meanwhile wait
+  // for it, in order: the taken calls come first, as they would without the chunk); with the `consent` option, where
+  // nothing is asked for before a grant, at the grant (this page's calls ran from memory already). A chunk that cannot
+  // load, or a page hidden or left before it came, takes its own calls only (`takeOwn`): the other pages' stay in the
+  // buffer for a later page; the failure is reported.
   let whole: typeof takeOverBuffer | undefined;
-  const recorded = (storage: boolean) =>
-    storage ? (taken = whole ? whole(bufferIO, calls, own, once, bound) : takeOwn(calls, own, once)) : calls.forEach((c) => c[0] != 'load' && once(c));
+  let fetched = false;
+  const fetchWhole = () => (
+    (fetched = true),
+    loadChunk().then(
+      (c) => void (whole = c.takeOverBuffer),
+      (e) => report(analyticsError('chunk_unavailable', `other pages' calls: ${describe(e)}; left for a later page`)),
+    )
+  );
+  const waiting = () => !fetched && othersWaiting(readBuffer(), own, bound, Date.now());
+  const takeStored = () => (taken = whole ? whole(bufferIO, calls, own, once, bound) : takeOwn(calls, own, once));
+  const recorded = (storage: boolean) => (!storage ? calls.forEach((c) => c[0] != 'load' && once(c)) : waiting() ? void fetchWhole().then(takeStored) : takeStored());
   // (kept now: a `load` the page makes itself before the recorded one runs, in the next task, replays them too)
   if (loadCall) {
     keep(recorded);
     const start = () => ((go = undefined), later(() => load(...(loadCall[1] as [string, object?]), recorded, later)));
-    if (!othersWaiting(readBuffer(), own, bound, Date.now())) return start();
+    if (ownOptions(loadCall[1][1] as LoadOptions).consent || !waiting()) return start();
     go = start;
-    loadChunk().then(
-      (c) => void (whole = c.takeOverBuffer),
-      (e) => report(analyticsError('chunk_unavailable', `other pages' calls: ${describe(e)}; left for a later page`)),
-    ).then(() => go?.());
+    fetchWhole().then(() => go?.());
   } else recorded(true);
 }
