@@ -119,7 +119,8 @@ export default [
     // bundle, which carries its SRI hash.
     input: 'src/entry/debug-browser.ts',
     output: { file: 'dist/analytics.debug.min.js', format: 'iife' },
-    plugins: [chunkSri('__PLAN_SRI__', 'analytics.plan.min.js'), ts(), min()],
+    // (nodeResolve: the take-over of other pages' calls reaches modules that import idb-keyval, none of it used here)
+    plugins: [chunkSri('__PLAN_SRI__', 'analytics.plan.min.js'), nodeResolve({ browser: true }), ts(), min()],
   },
   {
     input: 'src/entry/browser.ts',

@@ -11,6 +11,7 @@ import type { PlanCheck } from '../plan/browser-check';
 import { analyticsError, describe, type AnalyticsError } from '../message/errors';
 import { scriptUrl } from './trusted-types';
 import { ownOptions } from '../api/config';
+import { linked, useAdoption } from '../identity/link';
 import type { LoadOptions } from '../types';
 
 /** Loads a chunk that lives next to the bundle, as the bundle loads its own (see `script` below). */
@@ -101,10 +102,10 @@ function takeOver() {
   // then, and the next lifecycle event (pagehide follows a hide, and a hide follows pagehide) hands them over; the
   // stub's buffer is told then that this page is done with the calls it took (see `takeOverBuffer`).
   let taken: (() => void) | void;
-  // (`go`: starts `load`, once; set while it waits for the lazy chunk, see below)
-  let go: (() => void) | undefined;
+  // (`waits`: what waits for the lazy chunk, see `afterChunk`)
+  const waits = new Set<() => void>();
   const rest = (e: Event) => {
-    go?.();
+    waits.forEach((go) => go());
     while (steps.length) next();
     if (e.type == 'pagehide' || document.visibilityState == 'hidden') taken?.();
   };
@@ -119,6 +120,21 @@ function takeOver() {
     sources: loadSources,
   });
   addHelpers(api, helperDeps);
+  // Runs `then` (a `load`) once the lazy chunk came and `use` took what it needs of it, or could not load (reported:
+  // `what` it was for), or at once when the page is hidden or left meanwhile (`rest`): the calls that wait for `load`
+  // are never lost with the page.
+  const afterChunk = (use: (c: LazyChunk) => void, what: string, then: () => void) => {
+    const go = () => waits.delete(go) && then();
+    waits.add(go);
+    loadChunk()
+      .then(use, (e) => report(analyticsError('chunk_unavailable', `${what}: ${describe(e)}`)))
+      .then(go);
+  };
+  const adopt = (c: LazyChunk) => useAdoption(c.links.adopt);
+  // `linkDomains` on a page reached through a link (src/identity/link.ts `linked`): `load` waits for the adoption of
+  // its id (the lazy chunk), so that the first message carries it; without the chunk the page keeps its own id.
+  const pageLoad = api.load;
+  api.load = (key, options) => (linked(options) ? afterChunk(adopt, 'linkDomains: link not adopted', () => pageLoad(key, options)) : pageLoad(key, options));
   const calls: BufferedCall[] = stub ? stub.splice(0) : [];
   w.analytics = api;
   // Pages that kept a reference to the stub array keep working: it gets the real methods too.
@@ -145,22 +161,21 @@ function takeOver() {
   // buffer for a later page; the failure is reported.
   let whole: typeof takeOverBuffer | undefined;
   let fetched = false;
-  const fetchWhole = () => (
-    (fetched = true),
-    loadChunk().then(
-      (c) => void (whole = c.takeOverBuffer),
-      (e) => report(analyticsError('chunk_unavailable', `other pages' calls: ${describe(e)}; left for a later page`)),
-    )
-  );
   const waiting = () => !fetched && othersWaiting(readBuffer(), own, bound, Date.now());
   const takeStored = () => (taken = whole ? whole(bufferIO, calls, own, once, bound) : takeOwn(calls, own, once));
-  const recorded = (storage: boolean) => (!storage ? calls.forEach((c) => c[0] != 'load' && once(c)) : waiting() ? void fetchWhole().then(takeStored) : takeStored());
+  const takeWhole = (c: LazyChunk) => void (whole = c.takeOverBuffer);
+  const left = "other pages' calls: left for a later page";
+  const recorded = (storage: boolean) =>
+    !storage ? calls.forEach((c) => c[0] != 'load' && once(c)) : waiting() ? ((fetched = true), afterChunk(takeWhole, left, takeStored)) : takeStored();
   // (kept now: a `load` the page makes itself before the recorded one runs, in the next task, replays them too)
   if (loadCall) {
     keep(recorded);
-    const start = () => ((go = undefined), later(() => load(...(loadCall[1] as [string, object?]), recorded, later)));
-    if (ownOptions(loadCall[1][1] as LoadOptions).consent || !waiting()) return start();
-    go = start;
-    fetchWhole().then(() => go?.());
+    const [key, options] = loadCall[1] as [string, LoadOptions?];
+    const start = () => later(() => load(key, options, recorded, later));
+    const link = linked(options);
+    const others = !ownOptions(options).consent && waiting();
+    if (!link && !others) return start();
+    fetched ||= others;
+    afterChunk((c) => (takeWhole(c), link && adopt(c)), link ? 'linkDomains: link not adopted' : left, start);
   } else recorded(true);
 }
