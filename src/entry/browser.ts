@@ -120,21 +120,24 @@ function takeOver() {
     sources: loadSources,
   });
   addHelpers(api, helperDeps);
-  // Runs `then` (a `load`) once the lazy chunk came and `use` took what it needs of it, or could not load (reported:
-  // `what` it was for), or at once when the page is hidden or left meanwhile (`rest`): the calls that wait for `load`
-  // are never lost with the page.
-  const afterChunk = (use: (c: LazyChunk) => void, what: string, then: () => void) => {
+  // Runs `then` (a `load`, or the take-over of the stub's buffer) once the lazy chunk came and what it brings is in
+  // place (the adoption of a link's id, the take-over of other pages' calls), or could not load (reported), or at once
+  // when the page is hidden or left meanwhile (`rest`): the calls that wait for it are never lost with the page.
+  let whole: typeof takeOverBuffer | undefined;
+  const afterChunk = (then: () => void) => {
     const go = () => waits.delete(go) && then();
     waits.add(go);
     loadChunk()
-      .then(use, (e) => report(analyticsError('chunk_unavailable', `${what}: ${describe(e)}`)))
+      .then(
+        (c) => ((whole = c.takeOverBuffer), useAdoption(c.links.adopt)),
+        (e) => report(analyticsError('chunk_unavailable', `linkDomains adoption, other pages' calls: ${describe(e)}`)),
+      )
       .then(go);
   };
-  const adopt = (c: LazyChunk) => useAdoption(c.links.adopt);
   // `linkDomains` on a page reached through a link (src/identity/link.ts `linked`): `load` waits for the adoption of
-  // its id (the lazy chunk), so that the first message carries it; without the chunk the page keeps its own id.
+  // its id, so that the first message carries it; without the chunk the page keeps its own id.
   const pageLoad = api.load;
-  api.load = (key, options) => (linked(options) ? afterChunk(adopt, 'linkDomains: link not adopted', () => pageLoad(key, options)) : pageLoad(key, options));
+  api.load = (key, options) => (linked(options) ? afterChunk(() => pageLoad(key, options)) : pageLoad(key, options));
   const calls: BufferedCall[] = stub ? stub.splice(0) : [];
   w.analytics = api;
   // Pages that kept a reference to the stub array keep working: it gets the real methods too.
@@ -159,23 +162,16 @@ function takeOver() {
   // nothing is asked for before a grant, at the grant (this page's calls ran from memory already). A chunk that cannot
   // load, or a page hidden or left before it came, takes its own calls only (`takeOwn`): the other pages' stay in the
   // buffer for a later page; the failure is reported.
-  let whole: typeof takeOverBuffer | undefined;
   let fetched = false;
   const waiting = () => !fetched && othersWaiting(readBuffer(), own, bound, Date.now());
   const takeStored = () => (taken = whole ? whole(bufferIO, calls, own, once, bound) : takeOwn(calls, own, once));
-  const takeWhole = (c: LazyChunk) => void (whole = c.takeOverBuffer);
-  const left = "other pages' calls: left for a later page";
   const recorded = (storage: boolean) =>
-    !storage ? calls.forEach((c) => c[0] != 'load' && once(c)) : waiting() ? ((fetched = true), afterChunk(takeWhole, left, takeStored)) : takeStored();
+    !storage ? calls.forEach((c) => c[0] != 'load' && once(c)) : waiting() ? ((fetched = true), afterChunk(takeStored)) : takeStored();
   // (kept now: a `load` the page makes itself before the recorded one runs, in the next task, replays them too)
   if (loadCall) {
     keep(recorded);
     const [key, options] = loadCall[1] as [string, LoadOptions?];
     const start = () => later(() => load(key, options, recorded, later));
-    const link = linked(options);
-    const others = !ownOptions(options).consent && waiting();
-    if (!link && !others) return start();
-    fetched ||= others;
-    afterChunk((c) => (takeWhole(c), link && adopt(c)), link ? 'linkDomains: link not adopted' : left, start);
+    linked(options) || (!ownOptions(options).consent && waiting()) ? ((fetched = true), afterChunk(start)) : start();
   } else recorded(true);
 }
