@@ -10,6 +10,10 @@ import type { Sources } from '../sources';
 import type { PlanCheck } from '../plan/browser-check';
 import { analyticsError, describe, type AnalyticsError } from '../message/errors';
 import { scriptUrl } from './trusted-types';
+import { byteLength, copyJSON, ownKeys, sanitize, stringify, timestamp, tooLarge } from '../message/validate';
+import { isObject } from '../message/boundary';
+import { over } from '../message/message';
+import type { Lib } from '../extend/lib';
 import { ownOptions } from '../api/config';
 import { linked, useAdoption } from '../identity/link';
 import type { LoadOptions } from '../types';
@@ -76,9 +80,13 @@ const loadChunk = () =>
     throw e;
   }));
 // (the middleware stage fetches it again itself after a failure: see src/extend/edge.ts)
-const loadExtend = () => script<ExtendChunk>('analytics.extend.min.js', '__EXTEND_SRI__', 'svcAnalyticsExtend', (c) => c?.plugins?.hook && c.transforms);
+// (given the bundle's message code as it comes: src/extend/lib.ts)
+const loadExtend = () =>
+  script<ExtendChunk>('analytics.extend.min.js', '__EXTEND_SRI__', 'svcAnalyticsExtend', (c) => c?.plugins?.hook && c.transforms && c.share && !c.share(shared));
 // (trackLink/trackForm and trackPageViews: src/api/lazy.ts fetches it again after a failure)
 const loadSources = () => script<Sources>('analytics.sources.min.js', '__SOURCES_SRI__', 'svcAnalyticsSources', (c) => typeof c?.autotrack == 'function');
+// What the middleware chunk uses of the bundle's message code (src/extend/lib.ts).
+const shared: Lib = [analyticsError, byteLength, copyJSON, describe, isObject, over, ownKeys, sanitize, stringify, timestamp, tooLarge];
 // Start-up runs in several short tasks (Total Blocking Time counts the part of a task over 50 ms): `later` runs a step
 // in a task of its own, soon (a message: a timer may wait longer); one channel keeps the steps in order.
 const steps: (() => void)[] = [];
