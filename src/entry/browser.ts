@@ -14,7 +14,7 @@ import { byteLength, copyJSON, ownKeys, sanitize, stringify, timestamp, tooLarge
 import { isObject } from '../message/boundary';
 import { over } from '../message/message';
 import type { Lib } from '../extend/lib';
-import { ownOptions } from '../api/config';
+import { ownOptions } from '../message/boundary';
 import { linked, useAdoption } from '../identity/link';
 import type { LoadOptions } from '../types';
 

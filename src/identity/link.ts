@@ -1,7 +1,7 @@
 import type { AnalyticsError } from '../message/errors';
 import type { Identity } from './identity';
 import type { adoptFrom } from './adopt-link';
-import { ownOptions } from '../api/config';
+import { ownOptions } from '../message/boundary';
 import type { LoadOptions } from '../types';
 
 /**

@@ -30,3 +30,9 @@ export function randomBytes(n: number): Uint8Array {
     return new Uint8Array(n).map(() => Math.random() * 256);
   }
 }
+
+/**
+ * A copy of an options object with its own enumerable properties only, on no prototype: a key the page (or a polluted
+ * `Object.prototype`) did not set on the object itself reads as undefined (STYLE practice 17, CONTRACT section 6).
+ */
+export const ownOptions = <T extends object>(o: T | null | undefined): Partial<T> => Object.assign(Object.create(null), o);

@@ -2,7 +2,7 @@ import type { JSONObject, MessageType } from './types';
 import type { Callback, CallOptions } from '../types';
 import { analyticsError } from './errors';
 import { sanitize } from './validate';
-import { isFunction, isObject } from './boundary';
+import { isFunction, isObject, ownOptions } from './boundary';
 
 /** A call's arguments sorted into message fields, options and callback; pure. */
 export interface NormalisedCall {
@@ -16,8 +16,6 @@ export interface NormalisedCall {
 const SLOTS: Record<MessageType, number> = { track: 1, identify: 1, group: 1, alias: 2, page: 2, screen: 2 };
 
 const NO_OPTIONS: CallOptions = Object.freeze(Object.create(null));
-// The caller's own options only: nothing on Object.prototype (a polluted `timestamp` or `integrations`) is one.
-const own = (o: CallOptions): CallOptions => Object.assign(Object.create(null), o);
 const OPTION_OBJECTS = ['integrations', 'context'] as const;
 const refuse = (type: MessageType, what: string): never => {
   throw analyticsError('invalid_arguments', `${type}: ${what}`);
@@ -52,7 +50,8 @@ export function normalise(type: MessageType, args: unknown[]): NormalisedCall {
   if (options != null && !isObject(options)) bad(`expected an options object, got ${typeof options}`);
   // alias(userId, previousId?, options?): the second "object" slot is options.
   const given = type == 'alias' ? props : options;
-  const opts: CallOptions = given ? own(given) : NO_OPTIONS;
+  // (the caller's own options only: nothing on Object.prototype, a polluted `timestamp` or `integrations`, is one)
+  const opts: CallOptions = given ? ownOptions(given as CallOptions) : NO_OPTIONS;
   for (const k of OPTION_OBJECTS)
     if (opts[k] != null && !isObject(opts[k])) bad(`options.${k} must be an object`);
   if (opts.anonymousId != null && !isStr(opts.anonymousId)) bad('options.anonymousId must be a string');

@@ -1,6 +1,7 @@
 import type { RecordedPage } from '../api/types';
 import { stringify } from '../message/validate';
-import { batchUrl, ownOptions } from '../api/config';
+import { batchUrl } from '../api/config';
+import { ownOptions } from '../message/boundary';
 import type { LoadOptions } from '../types';
 import { readPage } from '../api/page-context';
 
