@@ -378,3 +378,30 @@ test("a lazy chunk that cannot load on the checkout: the page's calls are sent u
   expect(heard.find((e) => e[0] == 'chunk_unavailable')![1]).toContain('linkDomains');
   await context.close();
 });
+
+test('a checkout page left while its lazy chunk is still loading: its calls are sent once, under its own id', async ({ site, collector }) => {
+  const { context, page, id } = await shop(site);
+  // the chunk never comes while the checkout is open
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  await context.route('**/dist/analytics.debug.min.js*', async (route) => {
+    await held;
+    await route.continue().catch(() => {});
+  });
+  const target = on(site, 'checkout.test') + '&step=3';
+  await addLink(page, target);
+  await Promise.all([page.waitForURL(/checkout\.test/), page.click('#go')]);
+  await page.waitForFunction(() => (window as any).analytics?.track);
+  // (its promise waits for load, which waits for the chunk: not awaited)
+  await page.evaluate(() => void (window as any).analytics.track('Before Leaving Checkout'));
+  // the visitor goes on before the chunk came
+  await page.goto(site.page('/basic.html', { opts: JSON.stringify({ cdnUrl: '/never-arrives.js' }) }));
+  const pages = await pagesFrom(collector, 'checkout.test');
+  const tracks = await collector.waitFor(1, { event: 'Before Leaving Checkout' });
+  await expect.poll(async () => (await collector.messages({ event: 'Before Leaving Checkout' })).length, { timeout: 3000 }).toBe(1);
+  expect(pages).toHaveLength(1);
+  expect(pages[0].anonymousId).not.toBe(id);
+  expect(tracks[0].anonymousId).toBe(pages[0].anonymousId);
+  release();
+  await context.close();
+});
