@@ -124,3 +124,27 @@ test("with the consent option, the lazy chunk is asked for only at the grant, an
   expect(fetched).toHaveLength(1);
   expect(errors).toEqual([]);
 });
+
+test("a page left while the lazy chunk is still loading: its own calls are sent once, and the other page's by a later page, once", async ({ page, site, collector }) => {
+  const errors = await watchErrors(page);
+  const left = ['Left P'];
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  let holding = true;
+  await page.route(LAZY, async (route: Route) => {
+    if (holding) await held;
+    await route.continue().catch(() => {});
+  });
+  await leaveCalls(page, site, left, withBundle(site, 2));
+  await page.waitForFunction(() => (window as any).analytics?.VERSION);
+  // (its promise waits for load, which waits for the chunk: not awaited)
+  await page.evaluate(() => void (window as any).analytics.track('Page 2 Leaving'));
+  holding = false;
+  await page.goto(withBundle(site, 3));
+  release();
+  await ready(page);
+  await collector.waitFor(2, { type: 'track' }, 30000);
+  await quiet(collector);
+  expect(await arrived(collector, [...left, 'Page 2 Leaving'])).toEqual([...left, 'Page 2 Leaving']);
+  expect(errors).toEqual([]);
+});
