@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname, resolve as resolvePath } from 'node:path';
 import typescript from '@rollup/plugin-typescript';
 import terser from '@rollup/plugin-terser';
 import { nodeResolve } from '@rollup/plugin-node-resolve';
@@ -75,6 +76,30 @@ const typeOnlyExports = (moduleFile) => ({
     });
   },
 });
+// The middleware chunk's imports of the bundle's message code (src/extend/lib.ts): in that chunk's build only, each
+// of these modules is one that reads the function from `lib`, which the bundle gives as it loads the chunk, so that
+// the chunk does not carry a second copy (a constant is inlined from the source).
+const SHARED = { 'message/validate': ['byteLength', 'copyJSON', 'ownKeys', 'sanitize', 'stringify', 'timestamp', 'tooLarge'], 'message/boundary': ['isObject'], 'message/errors': ['analyticsError', 'describe'], 'message/message': ['over'] };
+const shared = () => ({
+  name: 'shared',
+  resolveId(source, importer) {
+    if (!importer || !source.startsWith('.')) return null;
+    const file = resolvePath(dirname(importer), source).replace(/\.ts$/, '');
+    const name = Object.keys(SHARED).find((m) => file.endsWith('/src/' + m));
+    return name ? '\0shared:' + name : null;
+  },
+  load(id) {
+    if (!id.startsWith('\0shared:')) return null;
+    const name = id.slice(8);
+    const order = [...readFileSync('src/extend/lib.ts', 'utf8').matchAll(/^ {2}(\w+): typeof \w+,$/gm)].map((m) => m[1]);
+    const limit = /MESSAGE_LIMIT = (\d+)/.exec(readFileSync('src/message/validate.ts', 'utf8'))[1];
+    return [
+      `import { lib } from ${JSON.stringify(resolvePath('src/extend/lib.ts'))};`,
+      ...SHARED[name].map((f) => `export const ${f} = (...a) => lib[${order.indexOf(f)}](...a);`),
+      name == 'message/validate' ? `export const MESSAGE_LIMIT = ${limit};` : '',
+    ].join('\n');
+  },
+});
 const ts = () => typescript({ tsconfig: './tsconfig.json', declaration: false, noEmitOnError: true });
 const min = (extra = {}) =>
   terser({
@@ -102,10 +127,11 @@ export default [
   },
   {
     // The middleware chunk (source middleware and plugins: an edge, CONTRACT section 1), loaded by the bundle on the
-    // first `addSourceMiddleware()` or `register()`. Built before the bundle, which carries its SRI hash.
+    // first `addSourceMiddleware()` or `register()`. Built before the bundle, which carries its SRI hash. It uses the
+    // bundle's message code (`shared` above).
     input: 'src/entry/extend-browser.ts',
     output: { file: 'dist/analytics.extend.min.js', format: 'iife' },
-    plugins: [ts(), min()],
+    plugins: [shared(), ts(), min()],
   },
   {
     // The sources chunk (trackLink/trackForm: an edge, CONTRACT section 1), loaded by the bundle on the first of those
@@ -119,7 +145,8 @@ export default [
     // bundle, which carries its SRI hash.
     input: 'src/entry/debug-browser.ts',
     output: { file: 'dist/analytics.debug.min.js', format: 'iife' },
-    plugins: [chunkSri('__PLAN_SRI__', 'analytics.plan.min.js'), ts(), min()],
+    // (nodeResolve: the take-over of other pages' calls reaches modules that import idb-keyval, none of it used here)
+    plugins: [chunkSri('__PLAN_SRI__', 'analytics.plan.min.js'), nodeResolve({ browser: true }), ts(), min()],
   },
   {
     input: 'src/entry/browser.ts',

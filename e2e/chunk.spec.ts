@@ -123,3 +123,41 @@ test('a middleware chunk that cannot load: reported, every call kept (none sent 
   await quiet(collector);
   expectExactlyOnce(await collector.messages(), ids);
 });
+
+// The chunk checks what middleware pass on with the bundle's own message code (src/extend/lib.ts: it carries no copy):
+// each piece of that code, used from the chunk in a real browser.
+test("what middleware pass on is checked with the bundle's message code: copied, dated, measured, refused with clear errors", async ({ page, site, collector }) => {
+  await openBasic(page, site);
+  const out = await page.evaluate(async () => {
+    const a = (window as any).analytics;
+    const errors: [string, string][] = [];
+    a.on('error', (e: { code: string; message: string }) => errors.push([e.code, e.message]));
+    a.addSourceMiddleware(({ payload, next }: any) => {
+      const o = payload.obj;
+      const how = o.properties?.how;
+      if (how == 'date') o.timestamp = '2026-01-02T03:04:05.000Z';
+      if (how == 'badDate') o.timestamp = 'not a date';
+      if (how == 'big') o.properties.blob = 'é'.repeat(20000);
+      if (how == 'notObject') o.properties = 'text';
+      if (how == 'integrations') o.integrations = { x: 'yes' };
+      if (how == 'throws') Object.defineProperty(o.properties, 'bad', { enumerable: true, get: () => { throw new Error('getter broke'); } });
+      next(payload);
+    });
+    const codes: Record<string, string> = {};
+    for (const how of ['date', 'badDate', 'big', 'notObject', 'integrations', 'throws'])
+      await a.track('Checked', { how }).then(
+        () => (codes[how] = 'ok'),
+        (e: { code: string }) => (codes[how] = e.code),
+      );
+    const ok = await a.track('Checked', { how: 'date' });
+    return { codes, errors, copy: ok.event.timestamp };
+  });
+  expect(out.codes).toEqual({ date: 'ok', badDate: 'invalid_payload', big: 'message_too_large', notObject: 'invalid_payload', integrations: 'invalid_payload', throws: 'invalid_payload' });
+  expect(out.copy).toBe('2026-01-02T03:04:05.000Z');
+  const said = out.errors.map((e) => e[1]).join('\n');
+  for (const text of [/timestamp must be an ISO 8601 date-time/, /bytes, over the 32000 limit/, /properties must be an object/, /integrations\.x must be true or false/, /getter broke/]) expect(said).toMatch(text);
+  const sent = await collector.waitFor(2, { event: 'Checked' });
+  await quiet(collector, 500);
+  expect((await collector.messages({ event: 'Checked' })).map((m) => m.timestamp)).toEqual(['2026-01-02T03:04:05.000Z', '2026-01-02T03:04:05.000Z']);
+  expect(sent.length).toBe(2);
+});

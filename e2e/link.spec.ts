@@ -11,9 +11,9 @@ test.beforeAll(async () => {
 test.afterAll(async () => browser?.close());
 
 /** The link test page on `host`, with `linkDomains` naming the other host. */
-const on = (site: SiteHandle, host: 'shop.test' | 'checkout.test' | 'other.test', params: Record<string, string> = {}) => {
+const on = (site: SiteHandle, host: 'shop.test' | 'checkout.test' | 'other.test', params: Record<string, string> = {}, file = 'link.html') => {
   const other = host == 'shop.test' ? 'checkout.test' : 'shop.test';
-  const u = new URL(site.page('link.html', { opts: JSON.stringify({ linkDomains: [other] }), ...params }));
+  const u = new URL(site.page(file, { opts: JSON.stringify({ linkDomains: [other] }), ...params }));
   u.hostname = host;
   return u.toString();
 };
@@ -322,5 +322,86 @@ test('a page whose policy withholds referrers (<meta name=referrer content=no-re
   // Its origin only (no path, no query).
   expect(await page.evaluate(() => document.referrer)).toBe(new URL(on(site, 'shop.test')).origin + '/');
   expect(await anonymousId(page)).toBe(id);
+  await context.close();
+});
+
+// The adoption is an edge (CONTRACT section 1): the lazy chunk, which a page whose URL carries the parameter waits for
+// before `load` runs; a page without the parameter fetches nothing for it.
+test('a checkout page without the stub (the bundle, then load) adopts the id too, before its first message; a page without the parameter does not wait for the chunk', async ({ site, collector }) => {
+  const { context, page, errors, id } = await shop(site);
+  const lazy: string[] = [];
+  page.on('request', (r) => void (r.url().includes('analytics.debug.min.js') && lazy.push(r.url())));
+  const target = on(site, 'checkout.test', {}, 'link-nostub.html');
+  await addLink(page, target);
+  await Promise.all([page.waitForURL(/checkout\.test/), page.click('#go')]);
+  await ready(page);
+  expect(page.url()).toBe(target);
+  expect(await anonymousId(page)).toBe(id);
+  const [m] = await pagesFrom(collector, 'checkout.test');
+  expect(m.anonymousId).toBe(id);
+  expect(lazy).toHaveLength(1);
+  // (a page of the checkout opened without the parameter starts without the chunk: here it never comes)
+  const other = await context.newPage();
+  await other.route('**/dist/analytics.debug.min.js*', (route) => route.abort());
+  await other.goto(on(site, 'checkout.test', { n: '2' }, 'link-nostub.html'));
+  await ready(other);
+  expect(await anonymousId(other)).toBe(id);
+  expect(errors).toEqual([]);
+  await context.close();
+});
+
+test("a lazy chunk that cannot load on the checkout: the page's calls are sent under its own id, and 'error' is heard", async ({ site, collector }) => {
+  const { context, page, id } = await shop(site);
+  await context.route('**/dist/analytics.debug.min.js*', (route) => route.fulfill({ status: 404, body: '' }));
+  // The checkout's bundle is held until its stub has an 'error' handler (replayed before anything else).
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  await context.route('**/dist/analytics.min.js*', async (route) => {
+    await held;
+    await route.continue();
+  });
+  const target = on(site, 'checkout.test') + '&step=2';
+  await addLink(page, target);
+  await Promise.all([page.waitForURL(/checkout\.test/, { waitUntil: 'domcontentloaded' }), page.click('#go')]);
+  await page.evaluate(() => {
+    (window as any).__errors = [];
+    (window as any).analytics.on('error', (e: { code: string; message: string }) => (window as any).__errors.push([e.code, e.message]));
+  });
+  release();
+  await ready(page);
+  const [m] = await pagesFrom(collector, 'checkout.test');
+  expect(m.anonymousId).not.toBe(id);
+  expect(m.anonymousId).toBe(await anonymousId(page));
+  expect(JSON.stringify(m)).not.toContain('svc_link');
+  const heard: [string, string][] = await page.evaluate(() => (window as any).__errors);
+  expect(heard.map((e) => e[0])).toContain('chunk_unavailable');
+  expect(heard.find((e) => e[0] == 'chunk_unavailable')![1]).toContain('linkDomains');
+  await context.close();
+});
+
+test('a checkout page left while its lazy chunk is still loading: its calls are sent once, under its own id', async ({ site, collector }) => {
+  const { context, page, id } = await shop(site);
+  // the chunk never comes while the checkout is open
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  await context.route('**/dist/analytics.debug.min.js*', async (route) => {
+    await held;
+    await route.continue().catch(() => {});
+  });
+  const target = on(site, 'checkout.test') + '&step=3';
+  await addLink(page, target);
+  await Promise.all([page.waitForURL(/checkout\.test/), page.click('#go')]);
+  await page.waitForFunction(() => (window as any).analytics?.track);
+  // (its promise waits for load, which waits for the chunk: not awaited)
+  await page.evaluate(() => void (window as any).analytics.track('Before Leaving Checkout'));
+  // the visitor goes on before the chunk came
+  await page.goto(site.page('/basic.html', { opts: JSON.stringify({ cdnUrl: '/never-arrives.js' }) }));
+  const pages = await pagesFrom(collector, 'checkout.test');
+  const tracks = await collector.waitFor(1, { event: 'Before Leaving Checkout' });
+  await expect.poll(async () => (await collector.messages({ event: 'Before Leaving Checkout' })).length, { timeout: 3000 }).toBe(1);
+  expect(pages).toHaveLength(1);
+  expect(pages[0].anonymousId).not.toBe(id);
+  expect(tracks[0].anonymousId).toBe(pages[0].anonymousId);
+  release();
   await context.close();
 });

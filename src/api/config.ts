@@ -1,6 +1,7 @@
 import type { LoadOptions } from '../types';
 import { DEFAULT_BOUNDS, type QueueBounds } from '../delivery/queue';
 import { DEFAULT_MIDDLEWARE_TIMEOUT } from '../extend/transforms';
+import { ownOptions } from '../message/boundary';
 
 /** The service's US host; the EU host has `-eu` on its first label. */
 export const DEFAULT_API_HOST = 'cdp.svc.example';
@@ -25,11 +26,8 @@ export function batchUrl(apiHost?: string, region?: string): string {
   return h.replace(/\/+$/, '').replace(/\/v1$/i, '') + '/v1/batch';
 }
 
-/**
- * A copy of an options object with its own enumerable properties only, on no prototype: a key the page (or a polluted
- * `Object.prototype`) did not set on the object itself reads as undefined (STYLE practice 17, CONTRACT section 6).
- */
-export const ownOptions = <T extends object>(o: T | null | undefined): Partial<T> => Object.assign(Object.create(null), o);
+// (written once, with the other primitives of the page boundary)
+export { ownOptions };
 
 /** Load options with every default filled in; pure. */
 export function resolve(options: LoadOptions = {}) {

@@ -1,14 +1,22 @@
 // The IIFE bundle (dist/analytics.min.js): takes over the snippet's stub, or stands alone.
 import { createAnalytics } from '../api/analytics';
 import { addHelpers } from '../helpers/add-helpers';
-import { bindingOf, takeOverBuffer, type BufferedCall } from '../stub/buffer';
+import { bindingOf, bufferIO, othersWaiting, readBuffer, takeOwn, type BufferedCall } from '../stub/buffer';
+import type { takeOverBuffer } from '../stub/adopt';
 import type { DebugTools } from '../debug/debug';
 import { createEdgeTransforms, type ExtendChunk } from '../extend/edge';
 import type { LinkTools } from '../identity/link';
 import type { Sources } from '../sources';
 import type { PlanCheck } from '../plan/browser-check';
-import type { AnalyticsError } from '../message/errors';
+import { analyticsError, describe, type AnalyticsError } from '../message/errors';
 import { scriptUrl } from './trusted-types';
+import { byteLength, copyJSON, ownKeys, sanitize, stringify, timestamp, tooLarge } from '../message/validate';
+import { isObject } from '../message/boundary';
+import { over } from '../message/message';
+import type { Lib } from '../extend/lib';
+import { ownOptions } from '../message/boundary';
+import { linked, useAdoption } from '../identity/link';
+import type { LoadOptions } from '../types';
 
 /** Loads a chunk that lives next to the bundle, as the bundle loads its own (see `script` below). */
 export type ChunkLoader = <T>(file: string, sri: string, name: string, ok: (c: any) => unknown) => Promise<T>;
@@ -17,6 +25,8 @@ export type ChunkLoader = <T>(file: string, sri: string, name: string, ok: (c: a
 export interface LazyChunk {
   tools: DebugTools;
   links: LinkTools;
+  /** The take-over of other pages' calls from the stub's buffer (src/stub/adopt.ts). */
+  takeOverBuffer: typeof takeOverBuffer;
   /** Loads the tracking-plan chunk (dist/analytics.plan.min.js, whose SRI hash this chunk carries) and starts its checker. */
   plan(load: ChunkLoader, plan: unknown, report: (e: AnalyticsError) => void): Promise<PlanCheck>;
 }
@@ -38,8 +48,9 @@ const doc = (name: 'currentScript' | 'head') => (Object.getOwnPropertyDescriptor
 // plugins), inserted on the first `addSourceMiddleware` or `register` only; the sources chunk
 // (dist/analytics.sources.min.js: trackLink/trackForm, trackPageViews' watch of URL changes), on the first of those
 // calls or a load with `trackPageViews` only; the lazy chunk
-// (dist/analytics.debug.min.js: the debug tools, the link and server-cookie tools), inserted on `debug(true)`,
-// `linkDomains` or `serverCookies` only; and, for a `plan` load option only, the tracking-plan checker
+// (dist/analytics.debug.min.js: the debug tools, the link and server-cookie tools, the take-over of other pages'
+// calls from the stub's buffer), inserted on `debug(true)`, `linkDomains` or `serverCookies`, or when the buffer holds
+// other pages' calls, only; and, for a `plan` load option only, the tracking-plan checker
 // (dist/analytics.plan.min.js), which the lazy chunk loads through `script` with its own hash (so that no page without
 // a plan carries it). Each is inserted with this script's nonce (a strict CSP allows it
 // then), and, when this script is checked by Subresource Integrity, with the chunk's own hash (known at build time)
@@ -69,9 +80,13 @@ const loadChunk = () =>
     throw e;
   }));
 // (the middleware stage fetches it again itself after a failure: see src/extend/edge.ts)
-const loadExtend = () => script<ExtendChunk>('analytics.extend.min.js', '__EXTEND_SRI__', 'svcAnalyticsExtend', (c) => c?.plugins?.hook && c.transforms);
+// (given the bundle's message code as it comes: src/extend/lib.ts)
+const loadExtend = () =>
+  script<ExtendChunk>('analytics.extend.min.js', '__EXTEND_SRI__', 'svcAnalyticsExtend', (c) => c?.plugins?.hook && c.transforms && c.share && !c.share(shared));
 // (trackLink/trackForm and trackPageViews: src/api/lazy.ts fetches it again after a failure)
 const loadSources = () => script<Sources>('analytics.sources.min.js', '__SOURCES_SRI__', 'svcAnalyticsSources', (c) => typeof c?.autotrack == 'function');
+// What the middleware chunk uses of the bundle's message code (src/extend/lib.ts).
+const shared: Lib = [analyticsError, byteLength, copyJSON, describe, isObject, over, ownKeys, sanitize, stringify, timestamp, tooLarge];
 // Start-up runs in several short tasks (Total Blocking Time counts the part of a task over 50 ms): `later` runs a step
 // in a task of its own, soon (a message: a timer may wait longer); one channel keeps the steps in order.
 const steps: (() => void)[] = [];
@@ -95,20 +110,42 @@ function takeOver() {
   // then, and the next lifecycle event (pagehide follows a hide, and a hide follows pagehide) hands them over; the
   // stub's buffer is told then that this page is done with the calls it took (see `takeOverBuffer`).
   let taken: (() => void) | void;
+  // (`waits`: what waits for the lazy chunk, see `afterChunk`)
+  const waits = new Set<() => void>();
   const rest = (e: Event) => {
+    waits.forEach((go) => go());
     while (steps.length) next();
     if (e.type == 'pagehide' || document.visibilityState == 'hidden') taken?.();
   };
   document.addEventListener('visibilitychange', rest);
   addEventListener('pagehide', rest);
+  let report: (e: AnalyticsError) => void;
   const { api, load, replay, keep, helperDeps } = createAnalytics({
     debug: src ? () => loadChunk().then((c) => c.tools) : undefined,
-    transforms: (settings, report) => createEdgeTransforms(settings, report, loadExtend),
+    transforms: (settings, r) => createEdgeTransforms(settings, (report = r), loadExtend),
     tools: () => loadChunk().then((c) => c.links),
     plan: (plan, report) => loadChunk().then((c) => c.plan(script, plan, report)),
     sources: loadSources,
   });
   addHelpers(api, helperDeps);
+  // Runs `then` (a `load`, or the take-over of the stub's buffer) once the lazy chunk came and what it brings is in
+  // place (the adoption of a link's id, the take-over of other pages' calls), or could not load (reported), or at once
+  // when the page is hidden or left meanwhile (`rest`): the calls that wait for it are never lost with the page.
+  let whole: typeof takeOverBuffer | undefined;
+  const afterChunk = (then: () => void) => {
+    const go = () => waits.delete(go) && then();
+    waits.add(go);
+    loadChunk()
+      .then(
+        (c) => ((whole = c.takeOverBuffer), useAdoption(c.links.adopt)),
+        (e) => report(analyticsError('chunk_unavailable', `linkDomains adoption, other pages' calls: ${describe(e)}`)),
+      )
+      .then(go);
+  };
+  // `linkDomains` on a page reached through a link (src/identity/link.ts `linked`): `load` waits for the adoption of
+  // its id, so that the first message carries it; without the chunk the page keeps its own id.
+  const pageLoad = api.load;
+  api.load = (key, options) => (linked(options) ? afterChunk(() => pageLoad(key, options)) : pageLoad(key, options));
   const calls: BufferedCall[] = stub ? stub.splice(0) : [];
   w.analytics = api;
   // Pages that kept a reference to the stub array keep working: it gets the real methods too.
@@ -124,10 +161,25 @@ function takeOver() {
   const once = (c: BufferedCall) => (done.has(c) ? undefined : (done.add(c), replay(c[0], c[1], c[2], c[3])));
   calls.filter((c) => EARLY.test(c[0])).forEach(once);
   // (the page's id: `invoked`; `pid` in the stubs of 0.1.0 and before, which set `invoked` to 1)
-  const recorded = (storage: boolean) =>
-    storage ? (taken = takeOverBuffer(calls, stub && (stub.pid || stub.invoked), once, loadCall && bindingOf(loadCall[1]))) : calls.forEach((c) => c[0] != 'load' && once(c));
+  const own = stub && (stub.pid || stub.invoked);
   const loadCall = calls.find((c) => c[0] == 'load');
+  const bound = loadCall && bindingOf(loadCall[1]);
+  // The take-over of other pages' calls (src/stub/adopt.ts) comes with the lazy chunk, fetched only when the buffer
+  // holds calls of another page of this binding (`othersWaiting`): before `load` runs (the calls made meanwhile wait
+  // for it, in order: the taken calls come first, as they would without the chunk); with the `consent` option, where
+  // nothing is asked for before a grant, at the grant (this page's calls ran from memory already). A chunk that cannot
+  // load, or a page hidden or left before it came, takes its own calls only (`takeOwn`): the other pages' stay in the
+  // buffer for a later page; the failure is reported.
+  let fetched = false;
+  const waiting = () => !fetched && othersWaiting(readBuffer(), own, bound, Date.now());
+  const takeStored = () => (taken = whole ? whole(bufferIO, calls, own, once, bound) : takeOwn(calls, own, once));
+  const recorded = (storage: boolean) =>
+    !storage ? calls.forEach((c) => c[0] != 'load' && once(c)) : waiting() ? ((fetched = true), afterChunk(takeStored)) : takeStored();
   // (kept now: a `load` the page makes itself before the recorded one runs, in the next task, replays them too)
-  if (loadCall) keep(recorded), later(() => load(...(loadCall[1] as [string, object?]), recorded, later));
-  else recorded(true);
+  if (loadCall) {
+    keep(recorded);
+    const [key, options] = loadCall[1] as [string, LoadOptions?];
+    const start = () => later(() => load(key, options, recorded, later));
+    linked(options) || (!ownOptions(options).consent && waiting()) ? ((fetched = true), afterChunk(start)) : start();
+  } else recorded(true);
 }

@@ -6,6 +6,8 @@ import { createTransforms } from '../extend/transforms';
 import type { Plugin } from '../extend/types';
 import { hasDocument, noBrowser, useWorkerStorage } from '../offline/scope';
 import { loadWorkerStorage, workerStorage } from '../offline/worker-storage';
+import { useAdoption } from '../identity/link';
+import { adoptFrom } from '../identity/adopt-link';
 
 // One instance per write key in a page, whatever loads it again: React's StrictMode runs effects twice, and hot
 // module reload evaluates this module again (so the registry lives on the global object, not in this module). Both
@@ -32,6 +34,8 @@ export function loadBrowser(settings: BrowserSettings, options?: LoadOptions, ex
     noBrowser() ? undefined : ((globalThis as typeof globalThis & { [INSTANCES]?: Map<string, Instance> })[INSTANCES] ||= new Map());
   let instance = registry && typeof writeKey == 'string' ? registry.get(writeKey) : undefined;
   if (!instance) {
+    // The adoption of a `linkDomains` link's id, at once (the CDN bundle has it in its lazy chunk).
+    useAdoption(adoptFrom);
     // The debug tools and the plugin runner are chunks of their own, imported on `debug(true)` and `register` only.
     const { api, load, unloadable, helperDeps } = createAnalytics({
       debug: () => import('../debug/debug').then((m) => m.createDebugTools()),

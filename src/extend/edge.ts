@@ -4,11 +4,14 @@ import type { PluginContext, SourceMiddleware } from './types';
 import type { PluginRunner } from './plugins';
 import type { Checked, Transforms, TransformSettings } from './transforms';
 import { analyticsError, describe } from '../message/errors';
+import type { share } from './lib';
 
 /** What the middleware chunk (dist/analytics.extend.min.js, src/entry/extend-browser.ts) leaves for the bundle. */
 export interface ExtendChunk {
   transforms: (settings: TransformSettings, report: (e: AnalyticsError) => void, loadPlugins: () => Promise<PluginRunner>) => Transforms;
   plugins: PluginRunner;
+  /** Gives the chunk the bundle's message code (src/extend/lib.ts). */
+  share: typeof share;
 }
 
 /**

@@ -2,7 +2,7 @@ import type { JSONObject, JSONValue } from '../message/types';
 import type { IdentityStorage } from '../types';
 import { groupTraits } from '../message/message';
 import { stringify } from '../message/validate';
-import { isObject } from '../message/boundary';
+import { isObject, randomBytes } from '../message/boundary';
 import { hasDocument, workerStorage, type KeyValues } from '../offline/scope';
 
 // `(hasDocument() ? localStorage : workerStorage())`: localStorage, or in a worker (none there) IndexedDB through
@@ -44,15 +44,9 @@ export function uuid(): string {
   try {
     return crypto.randomUUID();
   } catch {
-    return '10000000-1000-4000-8000-100000000000'.replace(/[018]/g, (c) => (+c ^ (random() & (15 >> (+c / 4)))).toString(16));
-  }
-}
-
-function random(): number {
-  try {
-    return crypto.getRandomValues(new Uint8Array(1))[0];
-  } catch {
-    return (Math.random() * 256) | 0;
+    const bytes = randomBytes(31);
+    let i = 0;
+    return '10000000-1000-4000-8000-100000000000'.replace(/[018]/g, (c) => (+c ^ (bytes[i++] & (15 >> (+c / 4)))).toString(16));
   }
 }
 

@@ -21,3 +21,18 @@ export const isObject = (v: unknown): v is Record<string, any> => !!v && typeof 
 
 /** A function (a callback or handler of the page). */
 export const isFunction = (v: unknown): v is (...args: any[]) => unknown => typeof v == 'function';
+
+/** `n` random bytes: `crypto.getRandomValues`, or `Math.random` where a page or a privacy setting made crypto throw. */
+export function randomBytes(n: number): Uint8Array {
+  try {
+    return crypto.getRandomValues(new Uint8Array(n));
+  } catch {
+    return new Uint8Array(n).map(() => Math.random() * 256);
+  }
+}
+
+/**
+ * A copy of an options object with its own enumerable properties only, on no prototype: a key the page (or a polluted
+ * `Object.prototype`) did not set on the object itself reads as undefined (STYLE practice 17, CONTRACT section 6).
+ */
+export const ownOptions = <T extends object>(o: T | null | undefined): Partial<T> => Object.assign(Object.create(null), o);

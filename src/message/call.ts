@@ -2,7 +2,7 @@ import type { JSONObject, MessageType } from './types';
 import type { Callback, CallOptions } from '../types';
 import { analyticsError } from './errors';
 import { sanitize } from './validate';
-import { isFunction } from './boundary';
+import { isFunction, isObject, ownOptions } from './boundary';
 
 /** A call's arguments sorted into message fields, options and callback; pure. */
 export interface NormalisedCall {
@@ -16,13 +16,10 @@ export interface NormalisedCall {
 const SLOTS: Record<MessageType, number> = { track: 1, identify: 1, group: 1, alias: 2, page: 2, screen: 2 };
 
 const NO_OPTIONS: CallOptions = Object.freeze(Object.create(null));
-// The caller's own options only: nothing on Object.prototype (a polluted `timestamp` or `integrations`) is one.
-const own = (o: CallOptions): CallOptions => Object.assign(Object.create(null), o);
 const OPTION_OBJECTS = ['integrations', 'context'] as const;
 const refuse = (type: MessageType, what: string): never => {
   throw analyticsError('invalid_arguments', `${type}: ${what}`);
 };
-const isObj = (v: unknown): v is JSONObject => typeof v == 'object' && v !== null && !Array.isArray(v);
 const isStr = (v: unknown) => typeof v == 'string' || typeof v == 'number';
 
 /**
@@ -49,13 +46,14 @@ export function normalise(type: MessageType, args: unknown[]): NormalisedCall {
   const [props, options] = rest;
   const bad: (what: string) => never = (what) => refuse(type, what);
   // A Date (or anything whose toJSON is not an object) would not be an object on the wire.
-  if (props != null && (!isObj(props) || (typeof props.toJSON == 'function' && !isObj(sanitize(props))))) bad(`expected an object of ${type == 'alias' ? 'options' : type == 'track' || type == 'page' || type == 'screen' ? 'properties' : 'traits'}, got ${typeof props}`);
-  if (options != null && !isObj(options)) bad(`expected an options object, got ${typeof options}`);
+  if (props != null && (!isObject(props) || (typeof props.toJSON == 'function' && !isObject(sanitize(props))))) bad(`expected an object of ${type == 'alias' ? 'options' : type == 'track' || type == 'page' || type == 'screen' ? 'properties' : 'traits'}, got ${typeof props}`);
+  if (options != null && !isObject(options)) bad(`expected an options object, got ${typeof options}`);
   // alias(userId, previousId?, options?): the second "object" slot is options.
   const given = type == 'alias' ? props : options;
-  const opts: CallOptions = given ? own(given) : NO_OPTIONS;
+  // (the caller's own options only: nothing on Object.prototype, a polluted `timestamp` or `integrations`, is one)
+  const opts: CallOptions = given ? ownOptions(given as CallOptions) : NO_OPTIONS;
   for (const k of OPTION_OBJECTS)
-    if (opts[k] != null && !isObj(opts[k])) bad(`options.${k} must be an object`);
+    if (opts[k] != null && !isObject(opts[k])) bad(`options.${k} must be an object`);
   if (opts.anonymousId != null && !isStr(opts.anonymousId)) bad('options.anonymousId must be a string');
   const p: JSONObject = props || {};
   let fields: JSONObject;

@@ -1,16 +1,12 @@
+import { randomBytes } from './boundary';
+
 // A monotonic ULID (https://github.com/ulid/spec): 48-bit time in ms and 80 random bits, in Crockford's base32.
 const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
 /** 16 random base32 digits (80 bits): `crypto.getRandomValues`, or `Math.random` where the page's crypto throws. */
 function randomPart(): string {
-  let bytes: Uint8Array;
-  try {
-    bytes = crypto.getRandomValues(new Uint8Array(16));
-  } catch {
-    bytes = new Uint8Array(16).map(() => Math.random() * 256);
-  }
   let s = '';
-  for (const b of bytes) s += ALPHABET[b & 31];
+  for (const b of randomBytes(16)) s += ALPHABET[b & 31];
   return s;
 }
 

@@ -1,9 +1,9 @@
 import type { AnalyticsError } from '../message/errors';
 import { analyticsError } from '../message/errors';
 import { unlink } from '../message/context';
-import { LINKABLE, sign } from '../identity/link';
+import { LINKABLE, sign } from '../identity/adopt-link';
 
-/** The link parameter's value for `id` at `now` (src/identity/link.ts reads it). */
+/** The link parameter's value for `id` at `now` (src/identity/adopt-link.ts reads it). */
 export const linkValue = (id: string, now: number): string => {
   const t = now.toString(36);
   return `${t}.${sign(t, id)}.${id}`;

@@ -53,6 +53,18 @@ describe('size budget', () => {
     for (const text of ['did not pass message', '(after source middleware and plugins)', 'rawEvent'])
       expect({ text, inBundle: js.includes(text), inChunk: extend.includes(text) }).toEqual({ text, inBundle: false, inChunk: true });
   });
+  it("the middleware chunk carries no second copy of the bundle's message code: it uses the bundle's (src/extend/lib.ts)", () => {
+    const js = readFileSync('dist/analytics.min.js', 'utf8');
+    const extend = readFileSync('dist/analytics.extend.min.js', 'utf8');
+    // the serialiser's escapes, the UTF-8 count, the size refusal, the Date check: in the bundle only
+    for (const text of ['ud800-', ' bytes, over the ', 'toISOString'])
+      expect({ text, inBundle: js.includes(text), inChunk: extend.includes(text) }).toEqual({ text, inBundle: true, inChunk: false });
+    // every shared function read at a place of the list (rollup.config.mjs reads the order from src/extend/lib.ts)
+    const used = [...extend.matchAll(/\w\[(-?\d+)\]\(\.\.\.\w\)/g)].map((m) => +m[1]);
+    expect(used.length).toBeGreaterThan(5);
+    const names = [...readFileSync('src/extend/lib.ts', 'utf8').matchAll(/^ {2}(\w+): typeof \w+,$/gm)];
+    expect(used.every((i) => i >= 0 && i < names.length)).toBe(true);
+  });
   it('trackLink/trackForm and the watch of trackPageViews are an edge (CONTRACT section 1): in dist/analytics.sources.min.js, not in the bundle', () => {
     const js = readFileSync('dist/analytics.min.js', 'utf8');
     const sources = readFileSync('dist/analytics.sources.min.js', 'utf8');

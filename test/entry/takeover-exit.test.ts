@@ -3,7 +3,8 @@
 // does not send them again under new message ids (a store that commits only later, or never, must not decide it).
 import { QUIET, net } from '../harness';
 import { expect, it, vi } from 'vitest';
-import { bindingOf, planBuffer, readBuffer } from '../../src/stub/buffer';
+import { bindingOf, bufferIO, readBuffer } from '../../src/stub/buffer';
+import { planBuffer } from '../../src/stub/adopt';
 
 const w = window as any;
 
@@ -32,7 +33,7 @@ it("the next page of the site takes none of the calls of a page left during star
     const handed = [...beacons, ...net.fetch.mock.calls.map((c) => String((c[1] as RequestInit).body))].flatMap((b) => JSON.parse(b).batch.map((m: { type: string; event?: string }) => m.event || m.type));
     expect(handed).toEqual(['page', 'Stub Track']);
     // what a second page of the site, with the same key and host, takes once the grace time passed
-    const plan = planBuffer(readBuffer(), [], 0.123, Date.now() + 60000, bindingOf(['wk_test', { ...QUIET }]));
+    const plan = planBuffer(bufferIO, readBuffer(), [], 0.123, Date.now() + 60000, bindingOf(['wk_test', { ...QUIET }]));
     expect(plan.take.map((c) => c[0])).toEqual([]);
   } finally {
     Object.defineProperty(document, 'visibilityState', { value: 'visible', configurable: true });

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { adoptLink, cameFrom, linkedId, LINK_TTL, sign, startLink } from '../../src/identity/link';
+import { linked, startLink, useAdoption } from '../../src/identity/link';
+import { adoptFrom, adoptLink, cameFrom, linkedId, LINK_TTL, sign } from '../../src/identity/adopt-link';
 import { linkValue } from '../../src/sources/decorate';
 import { createIdentity } from '../../src/identity/identity';
 
@@ -74,6 +75,22 @@ describe('adoptLink', () => {
     const report = vi.fn();
     expect(adoptLink(report)).toBe(ANON);
     expect(report).toHaveBeenCalledWith(expect.objectContaining({ code: 'callback_error', message: 'linkDomains: nope' }));
+  });
+});
+
+// startLink adopts through what the entry gives it (`useAdoption`: the npm entries at once, the CDN bundle from its
+// lazy chunk): given here as the npm entries give it.
+useAdoption(adoptFrom);
+
+describe('linked: whether a page waits for the adoption before load', () => {
+  it('only with linkDomains (own property) and the parameter in the URL', () => {
+    setUrl('https://checkout.test/?a=1&svc_link=x');
+    expect(linked({ linkDomains: ['shop.test'] })).toBe(true);
+    expect(linked({})).toBe(false);
+    expect(linked(undefined)).toBe(false);
+    expect(linked(Object.create({ linkDomains: ['shop.test'] }))).toBe(false);
+    setUrl('https://checkout.test/?a=1&xsvc_link=x#svc_link=y');
+    expect(linked({ linkDomains: ['shop.test'] })).toBe(false);
   });
 });
 

@@ -1,6 +1,6 @@
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { decorateLinks, linked, linkValue } from '../../src/sources/decorate';
-import { linkedId } from '../../src/identity/link';
+import { linkedId } from '../../src/identity/adopt-link';
 
 const ANON = '1b4e28ba-2fa1-41d2-883f-0016d3cca427';
 

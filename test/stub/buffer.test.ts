@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { BUFFER_GRACE_MS, BUFFER_MAX_AGE_MS, bindingOf, DONE_KEPT_MS, planBuffer, readBuffer, takeOverBuffer, type BufferedCall } from '../../src/stub/buffer';
+import { BUFFER_GRACE_MS, BUFFER_MAX_AGE_MS, bindingOf, bufferIO, DONE_KEPT_MS, othersWaiting, readBuffer, takeOwn, type BufferedCall } from '../../src/stub/buffer';
+import { planBuffer, takeOverBuffer } from '../../src/stub/adopt';
 
 // vitest.config.mjs defines __BUFFER_KEY__ for src/ as this.
 const KEY = 'svc_buffer';
@@ -33,11 +34,11 @@ function withLoads(buffer: BufferedCall[]): BufferedCall[] {
   return [...pids.map((p) => loadOf(p, Math.min(...buffer.filter((c) => c[4] === p).map((c) => c[3])))), ...buffer];
 }
 function bufferPlan(buffer: BufferedCall[], recorded: BufferedCall[], own: number | undefined, now: number) {
-  const plan = planBuffer(withLoads(buffer), recorded, own, now, BOUND);
+  const plan = planBuffer(bufferIO, withLoads(buffer), recorded, own, now, BOUND);
   return { ...plan, buffer: plan.buffer.filter((c) => c[5] !== -1) };
 }
 const put = (buffer: BufferedCall[]) => localStorage.setItem(KEY, JSON.stringify(withLoads(buffer)));
-const take = (recorded: BufferedCall[], own: number | undefined, replay: (c: BufferedCall) => unknown) => takeOverBuffer(recorded, own, replay, BOUND);
+const take = (recorded: BufferedCall[], own: number | undefined, replay: (c: BufferedCall) => unknown) => takeOverBuffer(bufferIO, recorded, own, replay, BOUND);
 
 describe('planBuffer', () => {
   it("replays this page's recorded calls in order, all but load", () => {
@@ -88,12 +89,12 @@ describe('planBuffer', () => {
     // P1 (https://site.test/0.222) recorded reset() and navigated here 1 s later; P2 was open meanwhile, elsewhere.
     const buffer = [call('reset', NOW - 1000, P1, 0), call('track', NOW - 1000, P2, 0)];
     const mine = [call('page', NOW, OWN, 0)];
-    const plan = planBuffer(withLoads(buffer), mine, OWN, NOW, BOUND, ['https://site.test/' + P1, NOW - 500]);
+    const plan = planBuffer(bufferIO, withLoads(buffer), mine, OWN, NOW, BOUND, ['https://site.test/' + P1, NOW - 500]);
     expect(names(plan.take)).toEqual([`${P1}:0`, `${OWN}:0`]);
     expect(plan.next).toBe(NOW - 1000 + BUFFER_GRACE_MS); // P2's, as before
     // Not a page that recorded calls after this one started (it lives on: another tab), nor another URL.
-    expect(names(planBuffer(withLoads(buffer), mine, OWN, NOW, BOUND, ['https://site.test/' + P1, NOW - 2000]).take)).toEqual([`${OWN}:0`]);
-    expect(names(planBuffer(withLoads(buffer), mine, OWN, NOW, BOUND, ['https://site.test/other', NOW - 500]).take)).toEqual([`${OWN}:0`]);
+    expect(names(planBuffer(bufferIO, withLoads(buffer), mine, OWN, NOW, BOUND, ['https://site.test/' + P1, NOW - 2000]).take)).toEqual([`${OWN}:0`]);
+    expect(names(planBuffer(bufferIO, withLoads(buffer), mine, OWN, NOW, BOUND, ['https://site.test/other', NOW - 500]).take)).toEqual([`${OWN}:0`]);
   });
 
   it('takes only the message and identity calls of another page', () => {
@@ -168,31 +169,88 @@ describe('binding (CONTRACT section 6) and expiry', () => {
       ...at(0.26, 'K1', { apiHost: 'h1.example' }),
       ['load', ['K2'], ['https://site.test/', '', ''], NOW - 60000, 0.26, 2] as BufferedCall,
     ];
-    const taken = (bound?: string) => planBuffer(buffer, [], OWN, NOW, bound).take.map((c) => c[1][0]);
+    const taken = (bound?: string) => planBuffer(bufferIO, buffer, [], OWN, NOW, bound).take.map((c) => c[1][0]);
     expect(taken(bindingOf(['K1', { apiHost: 'h1.example' }]))).toEqual(['E0.21', 'E0.24', 'E0.26']);
     expect(taken(bindingOf(['K2', { apiHost: 'h1.example' }]))).toEqual(['E0.22']);
     expect(taken(bindingOf(['K1']))).toEqual([]);
     // a page with no load of its own takes no other page's calls
     expect(taken(undefined)).toEqual([]);
     // another source's calls are left as they were, unclaimed
-    expect(planBuffer(buffer, [], OWN, NOW, bindingOf(['K2', { apiHost: 'h1.example' }])).buffer.filter((c) => c[6]).map((c) => c[4])).toEqual([0.22]);
+    expect(planBuffer(bufferIO, buffer, [], OWN, NOW, bindingOf(['K2', { apiHost: 'h1.example' }])).buffer.filter((c) => c[6]).map((c) => c[4])).toEqual([0.22]);
   });
 
   it('drops calls older than BUFFER_MAX_AGE_MS (7 days), from the plan and from storage, even when it takes nothing', async () => {
     expect(BUFFER_MAX_AGE_MS).toBe(7 * 864e5);
     const old = at(0.3, 'K9').map((c) => Object.assign([...c], { 3: NOW - BUFFER_MAX_AGE_MS }) as BufferedCall);
     const fresh = at(0.4, 'K9');
-    expect(planBuffer([...old, ...fresh], [], OWN, NOW, BOUND).buffer).toEqual(fresh);
+    expect(planBuffer(bufferIO, [...old, ...fresh], [], OWN, NOW, BOUND).buffer).toEqual(fresh);
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     vi.setSystemTime(NOW);
     try {
       localStorage.setItem(KEY, JSON.stringify([...old, ...fresh]));
-      takeOverBuffer([], OWN, () => {}, BOUND);
+      takeOverBuffer(bufferIO, [], OWN, () => {}, BOUND);
       expect(stored()).toEqual(fresh);
     } finally {
       vi.useRealTimers();
       localStorage.clear();
     }
+  });
+});
+
+// The bundle takes its own calls itself (`takeOwn`); the whole take-over (`takeOverBuffer`) comes with the lazy chunk,
+// loaded only when `othersWaiting` says the buffer may hold calls another page left to this one.
+describe('takeOwn and othersWaiting (the take-over of other pages\' calls is an edge)', () => {
+  const mine = [call('load', NOW - 10, OWN, 0), call('track', NOW - 10, OWN, 1), call('page', NOW - 10, OWN, 2), call('ready', NOW - 10, OWN, 3)];
+  const other = (pid: number, method = 'track', claimedAt?: number, done?: 1) => [loadOf(pid, NOW - 60000), call(method, NOW - 60000, pid, 0, claimedAt, done)];
+  const cases: [string, BufferedCall[], boolean][] = [
+    ['empty', [], false],
+    ["this page's calls only", mine, false],
+    ["this page's calls, one done by another page", [mine[0], mine[1], call('page', NOW - 10, OWN, 2, NOW - 9000, 1)], false],
+    ["this page's calls, one claimed by another page that may not finish", [mine[0], call('track', NOW - 10, OWN, 1, NOW - 9000), mine[2]], true],
+    ["another page's calls all done, one long ago", [...mine, ...other(P1, 'track', NOW - 1000, 1), call('page', NOW - DONE_KEPT_MS - 60000, P1, 1, NOW - DONE_KEPT_MS - 1, 1)], false],
+    ["another page's calls that make no message", [...mine, ...other(P1, 'ready')], false],
+    ["another page's expired calls", [...mine, loadOf(P1, NOW - BUFFER_MAX_AGE_MS), call('track', NOW - BUFFER_MAX_AGE_MS, P1, 0)], false],
+    ["another page's calls under another write key", [...mine, ['load', ['other-key'], ['https://site.test/', '', ''], NOW - 60000, P1, -1] as BufferedCall, call('track', NOW - 60000, P1, 0)], false],
+    ["another page's calls with no load in the buffer", [...mine, call('track', NOW - 60000, P1, 0)], false],
+    ["another page's calls to take", [...mine, ...other(P1)], true],
+    ["another page's calls claimed by a page that did not finish", [...mine, ...other(P2, 'identify', NOW - 60000)], true],
+  ];
+  // Runs a take-over on `buffer` at NOW: what it replayed, and the buffer once their messages are queued.
+  async function run(takeOver: (replay: (c: BufferedCall) => unknown) => () => void, buffer: BufferedCall[]) {
+    localStorage.setItem(KEY, JSON.stringify(buffer));
+    const replayed: string[] = [];
+    takeOver((c) => void replayed.push(`${c[4]}:${c[5]}`));
+    await Promise.resolve();
+    await new Promise((r) => setTimeout(r));
+    return { replayed, stored: stored() };
+  }
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(NOW);
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+    localStorage.clear();
+  });
+  it.each(cases)('%s', async (_, buffer, waiting) => {
+    expect(othersWaiting(buffer, OWN, BOUND, NOW)).toBe(waiting);
+    // (a page with no binding takes no other page's calls)
+    expect(othersWaiting(buffer, OWN, undefined, NOW)).toBe(false);
+    const whole = await run((replay) => takeOverBuffer(bufferIO, mine, OWN, replay, BOUND), buffer);
+    const own = await run((replay) => takeOwn(mine, OWN, replay), buffer);
+    // where nothing of another page waits, the bundle's own take-over does what the whole one does
+    if (!waiting) expect(own).toEqual(whole);
+    // and where something does, the whole one takes more (at once, or once the grace time passed)
+    else expect(planBuffer(bufferIO, buffer, mine, OWN, NOW + BUFFER_GRACE_MS * 30, BOUND).take.length).toBeGreaterThan(own.replayed.length);
+  });
+  it("without the chunk, leaves the calls of this page another page claimed, and the load that binds them, to a later page", async () => {
+    const claimed = call('track', NOW - 10, OWN, 1, NOW - 9000);
+    const load = loadOf(OWN, NOW - 10);
+    const own = await run((replay) => takeOwn([load, ...mine.slice(1)], OWN, replay), [load, claimed, mine[2], mine[3]]);
+    expect(own.replayed).toEqual([`${OWN}:2`, `${OWN}:3`]);
+    expect(own.stored).toEqual([load, claimed]);
+    // (and the whole take-over, once a later page's grace time passed, takes it)
+    expect(planBuffer(bufferIO, own.stored, [], 0.9, NOW + BUFFER_GRACE_MS * 30, BOUND).take).toEqual([claimed]);
   });
 });
 
@@ -292,7 +350,7 @@ describe('takeOverBuffer', () => {
     // P1, whose bundle failed, records another call; a later page, once P1 gave no news for the grace, takes it only.
     const later = call('track', NOW + 1000, P1, 1);
     localStorage.setItem(KEY, JSON.stringify([...stored(), later]));
-    const plan = planBuffer(readBuffer(), [], P2, NOW + 1000 + BUFFER_GRACE_MS, BOUND);
+    const plan = planBuffer(bufferIO, readBuffer(), [], P2, NOW + 1000 + BUFFER_GRACE_MS, BOUND);
     expect(names(plan.take)).toEqual([`${P1}:1`]);
   });
 

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { takeOverBuffer, type BufferedCall } from '../../src/stub/buffer';
+import { bufferIO, takeOwn, type BufferedCall } from '../../src/stub/buffer';
+import { takeOverBuffer } from '../../src/stub/adopt';
 
 // vitest.config.mjs defines __BUFFER_KEY__ for src/ as this.
 const KEY = 'svc_buffer';
@@ -234,8 +235,13 @@ describe('what the page has at window.analytics (security-3 L2: DOM clobbering)'
   });
 });
 
-describe('the stub and the bundle in the same task (takeOverBuffer before the stub writes)', () => {
-  it('the bundle takes the calls still pending in memory, and the stub does not write them back', async () => {
+describe('the stub and the bundle in the same task (takeOwn or takeOverBuffer before the stub writes)', () => {
+  // (the bundle's own take-over, and the whole one of the lazy chunk)
+  const takeOvers: [string, typeof takeOwn][] = [
+    ['takeOwn', takeOwn],
+    ['takeOverBuffer', (recorded, own, replay) => takeOverBuffer(bufferIO, recorded, own, replay)],
+  ];
+  it.each(takeOvers)('the bundle takes the calls still pending in memory, and the stub does not write them back (%s)', async (_, takeOverBuffer) => {
     const a = await stub();
     a.track('Pending 1');
     a.track('Pending 2');
