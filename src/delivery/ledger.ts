@@ -91,13 +91,19 @@ export function createLedger(emit: (name: 'delivered', messages: Message[]) => v
   const states = new Map<string, number>();
   // The messages said delivered (forgotten after 10,000: a message is carried twice only within moments).
   const said = new Set<string>();
+  // How many records are in flight (S or K): the scheduler asks after every call.
+  let flying = 0;
   const marked = (mark: number) => [...states.keys()].filter((id) => states.get(id)! & mark);
   const move = (ids: readonly string[], m: Move) => {
     for (const id of ids) {
       const state = states.get(id) || 0;
       const to = next(state, m);
-      if (to === undefined) illegal?.(id, state, m);
-      else if (to) states.set(id, to);
+      if (to === undefined) {
+        illegal?.(id, state, m);
+        continue;
+      }
+      flying += +!!(to & (S | K)) - +!!(state & (S | K));
+      if (to) states.set(id, to);
       else states.delete(id);
     }
   };
@@ -108,6 +114,8 @@ export function createLedger(emit: (name: 'delivered', messages: Message[]) => v
     _state: (id: string) => states.get(id) || 0,
     /** The ids that hold any of these marks. */
     _marked: marked,
+    /** How many records are in flight (`_marked(S | K).length`, in constant time). */
+    _flying: () => flying,
     /**
      * `'delivered'` for these messages: the one place the page hears it from (issue 27), once per message, whichever
      * way it left (an answer to a request, an exit hand-off the browser took, a deferred request the browser sent): a

@@ -74,10 +74,8 @@ export function createScheduler(d: SchedulerDeps) {
     d.emit('retry', { status: answer._status, delay, messageIds: ids });
   };
   const requests = createRequests({ ...d, _deferral: deferral, _resume: () => void (retryUntil = 0), _backoff: backoff });
-  // What is in flight (the ledger's states S and K).
+  // What is in flight: the ledger's states S and K.
   const ledger = handoff._ledger;
-  const flying = (id: string) => ledger._state(id) & (S | K);
-
   const offline = () => !p._onLine();
   const arm = alarm(p, flush);
   // Runs after every call, so it stays O(1): the oldest record decides the interval.
@@ -85,7 +83,7 @@ export function createScheduler(d: SchedulerDeps) {
     // (after this task: once for a burst of calls, and after the requests of a pass)
     deferral._cover(true);
     const list = d._queue._list();
-    const inflight = ledger._marked(S | K).length;
+    const inflight = ledger._flying();
     const count = list.length - inflight;
     if (count <= 0 || !d.open()) return;
     const now = p._now();
@@ -96,7 +94,7 @@ export function createScheduler(d: SchedulerDeps) {
     else {
       // In-flight records are the oldest; the interval runs from the oldest one still waiting.
       let i = 0;
-      while (i < list.length - 1 && flying(list[i].id)) i++;
+      while (i < list.length - 1 && ledger._state(list[i].id) & (S | K)) i++;
       arm(list[i].queuedAt + d.flushInterval - now);
     }
   };

@@ -134,6 +134,16 @@ describe('the ledger: moves, the note and what the page hears', () => {
     ledger._move(['c'], move('handed'));
     expect([ledger._marked(S | K), ledger._marked(K), ledger._marked(N), ledger._marked(R)]).toEqual([['a', 'b'], ['a'], ['c'], []]);
     expect(['a', 'b', 'c', 'x'].map(ledger._state)).toEqual([K, S, N, 0]);
+    // in flight: a and b, counted as they move (a refused move counts nothing)
+    expect(ledger._flying()).toBe(2);
+    ledger._move(['a', 'c'], move('send'));
+    ledger._move(['a'], move('unkeep'));
+    expect(ledger._flying()).toBe(3);
+    ledger._move(['a', 'b', 'x'], move('end'));
+    expect(ledger._flying()).toBe(1);
+    ledger._move(['c'], move('remove'));
+    ledger._move(['c'], move('end'));
+    expect([ledger._flying(), ledger._state('c')]).toEqual([0, N | R]);
   });
 
   it("says 'delivered' once per message, whichever way it left", () => {
