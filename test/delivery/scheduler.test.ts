@@ -351,6 +351,20 @@ describe('createScheduler', () => {
       expect(queue.records).toEqual([]);
     });
 
+    it('ends the backoff at a 2xx: a message queued after it goes at once, not when the Retry-After runs out', async () => {
+      const fetch = mockFetch([{ status: 503, retryAfter: '60' }, { status: 200 }]);
+      const { add, scheduler } = setup({ flushAt: 1 });
+      add(record());
+      await advance(0);
+      await scheduler._flush();
+      await drain();
+      expect(fetch).toHaveBeenCalledTimes(2);
+      const [b] = add(record());
+      await advance(0);
+      expect(fetch).toHaveBeenCalledTimes(3);
+      expect(batchIds(bodies(fetch)[2])).toEqual([b.id]);
+    });
+
     it('keeps every message through 404s (a proxy route missing for a while) and delivers them once it answers 2xx', async () => {
       const fetch = mockFetch([{ status: 404 }, { status: 405 }, { status: 410 }, { status: 200 }]);
       const { scheduler, queue, report, emit } = setup();
