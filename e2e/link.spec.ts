@@ -36,6 +36,17 @@ async function pagesFrom(collector: CollectorHandle, host: string, min = 1) {
   await expect.poll(async () => (found = (await collector.messages({ type: 'page' })).filter((m) => new URL(m.context.page.url).hostname == host)).length).toBeGreaterThanOrEqual(min);
   return found;
 }
+/** Follows a link to `target` on the checkout from `page`, once it is ready there: checks the address bar and that it adopted `id`, and returns the first page message from the checkout (sent under that id). */
+async function followToCheckout(page: Page, collector: CollectorHandle, target: string, id: string) {
+  await addLink(page, target);
+  await Promise.all([page.waitForURL(/checkout\.test/), page.click('#go')]);
+  await ready(page);
+  expect(page.url()).toBe(target);
+  expect(await anonymousId(page)).toBe(id);
+  const [m] = await pagesFrom(collector, 'checkout.test');
+  expect(m.anonymousId).toBe(id);
+  return m;
+}
 /** Opens the shop page in a new context and returns its page and anonymous id. */
 async function shop(site: SiteHandle, options: Parameters<Browser['newContext']>[0] = {}) {
   const context = await browser.newContext(options);
@@ -60,15 +71,9 @@ async function decoratedHref(page: Page, site: SiteHandle) {
 test('a link to a listed domain carries the anonymous id; the page there adopts it before its first message, and keeps it out of the address bar and the messages', async ({ site, collector }) => {
   const { context, page, errors, id } = await shop(site);
   const target = on(site, 'checkout.test') + '&step=2#pay';
-  await addLink(page, target);
-  await Promise.all([page.waitForURL(/checkout\.test/), page.click('#go')]);
-  await ready(page);
-  // The address bar: the link's own parameters and fragment, without ours.
-  expect(page.url()).toBe(target);
-  expect(await anonymousId(page)).toBe(id);
-  // The stub's page(), recorded while the URL still had the parameter, and sent under the adopted id.
-  const [m] = await pagesFrom(collector, 'checkout.test');
-  expect(m.anonymousId).toBe(id);
+  // The address bar: the link's own parameters and fragment, without ours; the stub's page(), recorded while the URL
+  // still had the parameter, sent under the adopted id.
+  const m = await followToCheckout(page, collector, target, id);
   const wire = JSON.stringify(m);
   expect(wire).not.toContain('svc_link');
   expect({ url: m.context.page.url, search: m.context.page.search, propsUrl: m.properties.url, propsSearch: m.properties.search }).toEqual({
@@ -332,13 +337,7 @@ test('a checkout page without the stub (the bundle, then load) adopts the id too
   const lazy: string[] = [];
   page.on('request', (r) => void (r.url().includes('analytics.debug.min.js') && lazy.push(r.url())));
   const target = on(site, 'checkout.test', {}, 'link-nostub.html');
-  await addLink(page, target);
-  await Promise.all([page.waitForURL(/checkout\.test/), page.click('#go')]);
-  await ready(page);
-  expect(page.url()).toBe(target);
-  expect(await anonymousId(page)).toBe(id);
-  const [m] = await pagesFrom(collector, 'checkout.test');
-  expect(m.anonymousId).toBe(id);
+  await followToCheckout(page, collector, target, id);
   expect(lazy).toHaveLength(1);
   // (a page of the checkout opened without the parameter starts without the chunk: here it never comes)
   const other = await context.newPage();

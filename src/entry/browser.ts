@@ -11,10 +11,9 @@ import type { PlanCheck } from '../plan/browser-check';
 import { analyticsError, describe, type AnalyticsError } from '../message/errors';
 import { scriptUrl } from './trusted-types';
 import { byteLength, copyJSON, ownKeys, sanitize, stringify, timestamp, tooLarge } from '../message/validate';
-import { isObject } from '../message/boundary';
+import { isObject, ownOptions } from '../message/boundary';
 import { over } from '../message/message';
 import type { Lib } from '../extend/lib';
-import { ownOptions } from '../message/boundary';
 import { linked, useAdoption } from '../identity/link';
 import type { LoadOptions } from '../types';
 
