@@ -38,15 +38,18 @@ export function createRequests(d: RequestDeps) {
     if (!d.open()) return true;
     // (without Web Locks, what another tab took is let go first: see `staleClaims`)
     if (staleClaims(planned, p._now(), d._tabs._leased())) await d._queue._reconcile();
+    // The deferred request holds the page's keepalive budget: taken back first, else the browser may refuse this
+    // request, and a page exit before the refusal is heard notes it as handed (sim seed 10764, issue 27). Before the
+    // batch is read: if the browser sent it meanwhile (its deadline came), its records leave the queue as it is taken
+    // back, and this request must not carry them again (sim seeds 21500, 21964).
+    deferral._take();
     const batch = stillQueued(planned, d._queue._list());
-    if (!batch.length) return true;
+    // (nothing left to send: what waits is covered again)
+    if (!batch.length) return deferral._cover(true), true;
     const messages = batch.map((r) => r.message);
     const payload = body(messages, new Date(p._now()));
     const bytes = byteLength(payload);
     const ids = batch.map((r) => r.id);
-    // The deferred request that carries them holds the page's keepalive budget: taken back first, else the browser may
-    // refuse this request, and a page exit before the refusal is heard notes it as handed (sim seed 10764, issue 27).
-    deferral._take();
     const keepalive = d._transport._fits(bytes);
     ledger._move(ids, keepalive ? KEEP : SEND);
     // A keepalive request outlives the page: the deferred request no longer carries its messages.

@@ -941,6 +941,18 @@ describe('createScheduler', () => {
       expect(atFetch).toEqual([[]]);
     });
 
+    it('does not send again what the browser sent meanwhile as the deferred request (its deadline came): a planned batch drops the records the take-back removed (sim seeds 21500, 21964)', async () => {
+      const { held } = stubFetchLater();
+      const fetch = mockFetch([{ status: 200 }]);
+      const { rs, scheduler } = await twoWaiting();
+      const before = fetch.mock.calls.length;
+      // (the browser sent it: its records are delivered, and leave the queue as the request is taken back)
+      held.at(-1)!.result.activated = true;
+      await scheduler._flush();
+      const sent = fetch.mock.calls.slice(before).flatMap((c: any[]) => batchIds(String(c[1].body)));
+      expect(sent.filter((id: string) => rs.some((r) => r.id == id))).toEqual([]);
+    });
+
     it('takes the deferred request back before the exit beacon leaves, and defers nothing after pagehide until shown', async () => {
       const { held, live } = stubFetchLater();
       const atBeacon: string[][][] = [];
