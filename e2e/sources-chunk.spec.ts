@@ -197,3 +197,29 @@ test('trackPageViews: on back, forward and hash changes the page view comes befo
   expect(all.slice(3)).toEqual(['page ?step=2', 'Route Viewed ?step=2', 'page ?step=3', 'Route Viewed ?step=3', 'page ?step=3#part', 'Route Viewed ?step=3#part', 'Hash Viewed ?step=3#part']);
   expect(fetched).toHaveLength(1);
 });
+
+test('trackPageViews: on back, forward and hash changes the page view comes before the events of an app that listened before the bundle ran (the bundle came late), a frame after the change', async ({ page, site, collector }) => {
+  // The app's router listens from the start of the document, before the bundle runs: listeners run in the order they
+  // were added, so the bundle's own must not depend on coming first (it listens in the capture phase).
+  await page.addInitScript(() => {
+    const later = (name: string) => requestAnimationFrame(() => setTimeout(() => (window as any).analytics.track(name, { at: location.search + location.hash })));
+    addEventListener('popstate', () => later('Route Viewed'));
+    addEventListener('hashchange', () => later('Hash Viewed'));
+  });
+  await openPageViews(page, site);
+  await collector.waitFor(1, { type: 'page' });
+  await page.evaluate(() => history.pushState({}, '', '/basic.html?step=2'));
+  await collector.waitFor(2, { type: 'page' });
+  await page.goBack();
+  await collector.waitFor(1, { event: 'Route Viewed' });
+  await page.goForward();
+  await collector.waitFor(2, { event: 'Route Viewed' });
+  await page.evaluate(() => (location.hash = 'part'));
+  await collector.waitFor(1, { event: 'Hash Viewed' });
+  await quiet(collector, 300);
+  // (where: the step of the URL, or 'start' for the page's own URL, and its fragment)
+  const where = (s: string) => (s.match(/step=\d/)?.[0] || 'start') + (s.includes('#part') ? '#part' : '');
+  const label = (m: any) => (m.type == 'page' ? 'page ' + where(m.properties.url) : m.event + ' ' + where(m.properties.at));
+  const all = (await collector.messages()).filter((m: any) => m.type == 'page' || m.event).map(label);
+  expect(all.slice(2)).toEqual(['page start', 'Route Viewed start', 'page step=2', 'Route Viewed step=2', 'page step=2#part', 'Route Viewed step=2#part', 'Hash Viewed step=2#part']);
+});

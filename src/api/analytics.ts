@@ -263,8 +263,8 @@ function sourcesEdge(load: () => Sources | Promise<Sources>, report: (e: Analyti
 function watchPages(view: (page: RecordedPage) => void, sources: ReturnType<typeof sourcesEdge>) {
   const url = wireUrl(location.href);
   view([url, document.title, document.referrer]);
-  let changed = () => {};
-  for (const name of ['popstate', 'hashchange']) addEventListener(name, () => changed());
+  let changed: (traversal?: unknown) => void = () => {};
+  for (const name of ['popstate', 'hashchange']) addEventListener(name, () => changed(1));
   sources((s) => (changed = s.pageViews(view, url, wireUrl)));
 }
 

@@ -14,7 +14,7 @@ import type { wireUrl as WireUrl } from '../message/context';
  * later, could not (listeners run in the order they were added), so the page view stays first. Returns what the
  * bundle calls on each of them.
  */
-export function trackPageViews(send: (page: RecordedPage) => void, last: string, wireUrl: typeof WireUrl): () => void {
+export function trackPageViews(send: (page: RecordedPage) => void, last: string, wireUrl: typeof WireUrl): (traversal?: unknown) => void {
   let pending = false;
   const check = () => {
     pending = false;
@@ -23,14 +23,17 @@ export function trackPageViews(send: (page: RecordedPage) => void, last: string,
     send([url, document.title, last]);
     last = url;
   };
-  const soon = () => {
+  const soon = (traversal?: unknown) => {
     if (pending) return;
     pending = true;
     // Read after the next frame (a task queued from inside it), so a router that renders its title in that
-    // frame has done so; a hidden tab gets no frames, so a timer backs it up.
+    // frame has done so; a hidden tab gets no frames, so a timer backs it up. Back/forward and hash changes
+    // (`traversal`): read in the frame itself. The app's router heard the change in the same event, perhaps before
+    // the bundle did (a bundle that came after the app's scripts listens after them), and has rendered; its route's
+    // events a frame later (a task queued from a frame callback, as the demo's) then come after the page view.
     let done = false;
     const once = () => (done ? 0 : ((done = true), check()));
-    requestAnimationFrame(() => setTimeout(once));
+    requestAnimationFrame(() => (traversal ? once() : setTimeout(once)));
     setTimeout(once, 100);
   };
   const h = history;
