@@ -69,6 +69,9 @@ export function createPlatform(loop: Loop, net: Net, rng: Rng, opts: { fetchLate
     const page = { n, tab, id: 'page' + n, dead: false, frozen: false, held: [], inflight: new Set<Req>(), keepalive: 0, visibility: 'visible', life: 'live', wasDiscarded, docListeners: new Map(), winListeners: new Map(), deferred: new Set() } as unknown as Page;
     page.fetch = ((url: string, init: RequestInit) =>
       new Promise((resolve, reject) => {
+        // (a page that crashed or was killed runs nothing more: a continuation of its code that the simulator's promises
+        // still run sends nothing, and never hears back)
+        if (page.dead) return;
         const body = String(init.body);
         const bytes = Buffer.byteLength(body);
         // https://fetch.spec.whatwg.org/#http-network-or-cache-fetch: a keepalive body that would pass 64 KiB in
@@ -107,6 +110,8 @@ export function createPlatform(loop: Loop, net: Net, rng: Rng, opts: { fetchLate
       // activated. Bound, so its toString ends in [native code] like the browser's own (transport.ts checks it).
       const later = (url: string, init: RequestInit & { activateAfter?: number }) => {
         if (init.signal?.aborted) throw new DOMException('aborted', 'AbortError');
+        // (nothing is deferred by a page that is gone: see fetch above)
+        if (page.dead) return { activated: false };
         const body = String(init.body);
         const bytes = Buffer.byteLength(body);
         if (page.keepalive + bytes > KEEPALIVE_QUOTA) throw new DOMException('deferred fetch quota', 'QuotaExceededError');
