@@ -30,6 +30,14 @@ const MUTANTS = [
     to: "return { _status: response.type == 'opaqueredirect' ? 200 : response.status,",
   },
   {
+    name: 'take-back: a request reads its batch before it takes the deferred request back (before 30373b0)',
+    file: 'delivery/request.ts',
+    from: 'deferral._take();\n    const batch = stillQueued(planned, d._queue._list());',
+    to: 'const batch = stillQueued(planned, d._queue._list());\n    deferral._take();',
+    // (rare: the long runs found it first at seed 21500, none of seeds 1 to 20,000 meets it; searched from 20,001)
+    seed: 20001,
+  },
+  {
     name: 'ledger 1: a failed answer leaves its records noted as handed to the browser (the UNHAND row keeps N)',
     file: 'delivery/ledger.ts',
     from: '/* UNHAND */ [N, 0, 0, N],',
@@ -82,10 +90,11 @@ for (const [i, m] of MUTANTS.entries()) {
     continue;
   }
   writeFileSync(path, text.replace(m.from, m.to));
-  const out = sim(`${dir}/src`, ['--stop', `--skip=${known.join(',')}`]);
+  const out = sim(`${dir}/src`, ['--stop', `--skip=${known.join(',')}`, ...(m.seed ? [`--seed=${m.seed}`, `--runs=${Math.max(runs, 2000)}`] : [])]);
   const fail = out.match(/FAIL seed (\d+):\n {2}(.*)/);
   const total = out.match(/sim: (\d+) schedules/);
-  if (fail) console.log(`caught   ${m.name}\n         after ${total?.[1]} schedule(s), seed ${fail[1]}: ${fail[2].slice(0, 160)}`);
+  const from = m.seed ? ` from seed ${m.seed}` : '';
+  if (fail) console.log(`caught   ${m.name}\n         after ${total?.[1]} schedule(s)${from}, seed ${fail[1]}: ${fail[2].slice(0, 160)}`);
   else (missed++, console.log(`MISSED   ${m.name} (${total?.[1]} schedules)`));
 }
 console.log(missed ? `\n${missed} mutant(s) not caught` : `\nall ${MUTANTS.length} mutants caught`);
