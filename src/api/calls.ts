@@ -82,7 +82,8 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
     // Found before normalise runs, so arguments it refuses still reach the callback (normalise finds the same one).
     const callback = args.find(isFunction);
     const instance = d.instance();
-    if (!instance && (noBrowser() || unloadable)) return [guard.refuse(unloadable || analyticsError('not_loaded', 'svc-analytics runs in a browser only'), callback, !!unloadable), false];
+    // (on a server nothing loads, and nothing failed to: `unloadable` is the npm entry's failed load)
+    if (!instance && (noBrowser() || unloadable)) return [guard.refuse(noBrowser() ? analyticsError('not_loaded', 'svc-analytics runs in a browser only') : unloadable!, callback, !!unloadable), false];
     // The page and time of the call itself, also for a call that waits for `load`.
     // (read only for a call made now: a replayed call brings its own)
     const at: CallSite = site || { page: readPage(), time: Date.now() };

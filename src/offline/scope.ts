@@ -10,7 +10,8 @@ const pageOnly = typeof __PAGE_ONLY__ != 'undefined' && __PAGE_ONLY__;
 export const hasDocument = () => pageOnly || typeof document != 'undefined';
 
 /** True on a server (SSR, Node): no window, and no worker's global scope. */
-export const noBrowser = () => typeof window == 'undefined' && (pageOnly || typeof WorkerGlobalScope == 'undefined');
+// (false in the CDN bundle, which runs in pages: its server-only branches fold away)
+export const noBrowser = () => !pageOnly && typeof window == 'undefined' && typeof WorkerGlobalScope == 'undefined';
 
 /** What the identity keeps its values in where there is no localStorage (a worker): see worker-storage.ts. */
 export interface KeyValues {
