@@ -78,8 +78,12 @@ export function startDelivery(s: DeliverySettings): Delivery {
   // The identity is persisted once the first request left, or adoption is done, or at the page's first lifecycle
   // event, whichever comes first: its writes (cookies, localStorage) held the first event back by about 15 ms at 4x
   // CPU (issue 28). Not after an opt-out or a withdrawal meanwhile: that erased it.
-  let persisting = true;
-  const persisted = () => void (persisting && ((persisting = false), s.open() && identity._persist()));
+  let persist: (() => unknown) | undefined = () => s.open() && identity._persist();
+  const persisted = () => {
+    const f = persist;
+    persist = undefined;
+    f?.();
+  };
   // Another tab's lock was released (that tab is gone): its records are orphans, adopted now.
   const tabs = createTabs(owner, () => adopt().then(scheduler._notify), p);
   let fellBack = false;
@@ -101,8 +105,8 @@ export function startDelivery(s: DeliverySettings): Delivery {
   const transport = createTransport(p);
   const post = transport._post;
   // (after the request is made: `_post` calls fetch before its first await)
-  transport._post = (...request) => {
-    const sent = post(...request);
+  transport._post = (url, writeKey, body, bytes, keepalive) => {
+    const sent = post(url, writeKey, body, bytes, keepalive);
     persisted();
     return sent;
   };
