@@ -8,7 +8,7 @@
 // another process's use of the machine does not count) from the end of the bundle's response to the first POST's
 // request, our start-up's cost (4x CPU makes it about 4 times longer). Needs `npm run build` first.
 //
-//   node bench/ttfe-ab.mjs --a=DIR [--runs=7] [--rates=1,4] [--cpu]
+//   node bench/ttfe-ab.mjs --a=DIR [--runs=7] [--rates=1,4] [--cpu | --split]
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium } from '@playwright/test';
@@ -21,6 +21,8 @@ if (!A || !fs.existsSync(path.join(A, 'analytics.min.js'))) throw new Error('--a
 const RUNS = Number(arg('runs', '7'));
 const RATES = arg('rates', '1,4').split(',').map(Number);
 const CPU = process.argv.includes('--cpu');
+// `--split`: the wall time in two parts, to the end of the bundle's response and from there to the first POST
+const SPLIT = process.argv.includes('--split');
 
 // Main-thread CPU ms of the page's renderer from the end of the bundle's response (`bundle`: how its URL ends) to the
 // request of the page's first POST, from a Chromium trace.
@@ -64,6 +66,11 @@ async function ttfe(browser, servers, page, rate) {
       // (Customer.io's bundle is /v1/analytics-js/snippet/{key}/analytics.min.js on the bench's site)
       return cpuBeforePost(events, '/analytics.min.js');
     }
+    if (SPLIT) {
+      // (when the bundle's response ended: what comes before is the page and the network's, after it the library's)
+      const end = await tab.evaluate(() => performance.getEntriesByType('resource').find((e) => e.name.endsWith('/analytics.min.js'))?.responseEnd ?? NaN);
+      return first ? [end, first.t - origin - end] : [NaN, NaN];
+    }
     return first ? first.t - origin : NaN;
   } finally {
     await cdp.detach().catch(() => {});
@@ -92,6 +99,10 @@ async function main() {
         got[p].push(await ttfe(browser, servers, p, rate));
       }
       console.log(`\n${rate}x CPU, ${RUNS} runs each (${CPU ? 'main-thread CPU ms from the bundle to the first POST' : 'ms from navigation start to the first POST at the API'})`);
+      if (SPLIT) {
+        for (const p of PAGES) console.log(`${p.padEnd(22)} bundle's response end ${median(got[p].map((x) => x[0])).toFixed(1).padStart(7)}, then to the first POST ${median(got[p].map((x) => x[1])).toFixed(1).padStart(7)}   [${got[p].map((x) => x[1].toFixed(0)).join(' ')}]`);
+        continue;
+      }
       for (const p of PAGES) console.log(`${p.padEnd(22)} median ${median(got[p]).toFixed(1).padStart(7)}   [${got[p].map((x) => x.toFixed(0)).join(' ')}]`);
       for (const [a, b] of [['ours-page-a', 'ours-page'], ['ours-mw-page-a', 'ours-mw-page']])
         console.log(`${b} B - A: median ${median(got[b].map((x, i) => x - got[a][i])).toFixed(1)} ms`);
