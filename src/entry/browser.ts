@@ -80,8 +80,13 @@ const loadChunk = () =>
   }));
 // (the middleware stage fetches it again itself after a failure: see src/extend/edge.ts)
 // (given the bundle's message code as it comes: src/extend/lib.ts)
+// (one fetch at a time: it starts as the bundle runs when the stub recorded a middleware or a plugin, see `takeOver`)
+let extend: Promise<ExtendChunk> | undefined;
 const loadExtend = () =>
-  script<ExtendChunk>('analytics.extend.min.js', '__EXTEND_SRI__', 'svcAnalyticsExtend', (c) => c?.plugins?.hook && c.transforms && c.share && !c.share(shared));
+  (extend ||= script<ExtendChunk>('analytics.extend.min.js', '__EXTEND_SRI__', 'svcAnalyticsExtend', (c) => c?.plugins?.hook && c.transforms && c.share && !c.share(shared)).catch((e) => {
+    extend = undefined;
+    throw e;
+  }));
 // (trackLink/trackForm and trackPageViews: src/api/lazy.ts fetches it again after a failure)
 const loadSources = () => script<Sources>('analytics.sources.min.js', '__SOURCES_SRI__', 'svcAnalyticsSources', (c) => typeof c?.autotrack == 'function');
 // What the middleware chunk uses of the bundle's message code (src/extend/lib.ts).
@@ -101,6 +106,9 @@ const run = (step: () => void) => {
 if (!(found instanceof Object && typeof found.VERSION == 'string')) run(takeOver);
 
 function takeOver() {
+  // A page whose stub recorded a source middleware or a plugin: its first event waits for the middleware chunk, whose
+  // fetch starts now rather than once the stages below are made (issue 28; a failure is the stage's to report).
+  if (stub?.some((c) => c[0] == 'register' || c[0] == 'addSourceMiddleware')) loadExtend().catch(() => {});
   const channel = new MessageChannel();
   const next = () => steps.length && run(steps.shift()!);
   channel.port1.onmessage = next;

@@ -51,7 +51,10 @@ async function adopt(store: UseStore, locks: Locks, id: string): Promise<QueueRe
   const held = locks && new Set(((await locks.query()).held || []).map((l) => l.name));
   // (without Web Locks, as the tabs do: a record older than the lease is nobody's)
   const orphans = all.filter((r) => r.owner != id && (held ? !held.has(tabLock(r.owner)) : now - r.queuedAt > LEASE_MS));
-  for (const r of orphans) r.owner = id;
+  // (`claimedAt`: a lease of its own, as a tab's claim: without Web Locks a page that opens meanwhile tells by it that
+  // the record is the worker's while it sends it; by its old `queuedAt` it was an orphan, and sent twice: the
+  // simulator found it, seed 103 with h47's first start-up order, test/offline/deliver-claim.test.ts)
+  for (const r of orphans) (r.owner = id), (r.claimedAt = now);
   if (orphans.length) await setMany(orphans.map((r) => [r.id, r]), store);
   return orphans.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
