@@ -26,6 +26,8 @@ export function createRequests(d: RequestDeps) {
   let sent = -Infinity;
   // Erasures so far (see `_erased`): a request sent before one deals with no records and notes nothing as it ends.
   let erasures = 0;
+  // Times the page was shown again so far (see `_shown`).
+  let shows = 0;
   const { _handoff: handoff, _deferral: deferral, _platform: p } = d;
   // What is in flight (ledger states S and K: a request with keepalive survives page exit,
   // https://fetch.spec.whatwg.org/#concept-fetch-group-terminate, so the exit beacon skips it).
@@ -56,6 +58,7 @@ export function createRequests(d: RequestDeps) {
     deferral._cover(true);
     sent = p._now();
     const era = erasures;
+    const seen = shows;
     const post = (keepalive: boolean) => d._transport._post(d.url, d.writeKey, payload, bytes, keepalive);
     let answer = await post(keepalive);
     // Whether a page exit took over this keepalive request, which failed without an answer (see `handoff._tookOver`).
@@ -66,8 +69,11 @@ export function createRequests(d: RequestDeps) {
       // Otherwise the browser may have refused the request itself (its keepalive budget, shared with beacons,
       // https://fetch.spec.whatwg.org/#http-network-or-cache-fetch "inflight keepalive bytes"): that is not the
       // server failing, so it goes again at once, without keepalive.
-      // (not once erased meanwhile: nothing erased may leave; sim seed 137, issue 27)
-      if (!tookOver && era == erasures) {
+      // (not once erased meanwhile: nothing erased may leave; sim seed 137, issue 27. Nor once the page was shown again
+      // meanwhile: restored from the back/forward cache, or thawed, it may not have heard yet of an erasure another
+      // page made while it ran no script (its storage event comes in a task of its own), and a pass sends only after
+      // the restore's reconcile; the failure is counted and retried as any other: h47's sim seed 11960)
+      if (!tookOver && era == erasures && seen == shows) {
         ledger._move(ids, UNKEEP);
         // (sent without keepalive, it dies with the page: the deferred request covers it again)
         deferral._cover(true);
@@ -86,6 +92,10 @@ export function createRequests(d: RequestDeps) {
     /** What was stored was erased: a request in flight deals with no records as it ends, and none is sent again. */
     _erased() {
       erasures++;
+    },
+    /** The page is shown again: a keepalive request it sent before and that fails is not sent again at once. */
+    _shown() {
+      shows++;
     },
   };
 }

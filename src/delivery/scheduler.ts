@@ -147,6 +147,7 @@ export function createScheduler(d: SchedulerDeps) {
     _shown() {
       handoff._shown();
       deferral._shown();
+      requests._shown();
     },
     /** Another page erased these records (start.ts): they leave the queue unsent, and the deferred request. */
     _drop(ids: string[]) {

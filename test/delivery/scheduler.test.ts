@@ -605,6 +605,28 @@ describe('createScheduler', () => {
       expect(emit).not.toHaveBeenCalledWith('delivered', expect.anything());
     });
 
+    it('a keepalive request that fails after the page was shown again (restored from the back/forward cache) is not sent again at once: counted and retried after the restore\'s reconcile (an erasure elsewhere may not be heard yet; h47 sim seed 11960)', async () => {
+      stubBeacon(vi.fn(() => true));
+      let fail!: (e: unknown) => void;
+      const fetch = vi.fn((..._a: unknown[]) => new Promise((_r, reject) => (fail = reject)));
+      vi.stubGlobal('fetch', fetch);
+      const { scheduler, queue, emit } = setup();
+      const inflight = record();
+      queue.records.push(inflight);
+      const done = scheduler._flush();
+      await drain();
+      expect(fetch).toHaveBeenCalledTimes(1);
+      scheduler._exit('cached');
+      scheduler._shown();
+      fail(new TypeError('Failed to fetch'));
+      await advance(1);
+      await done;
+      expect(fetch).toHaveBeenCalledTimes(1);
+      expect(inflight.attempts).toBe(1);
+      expect(emit).toHaveBeenCalledWith('retry', expect.anything());
+      expect(queue.records).toEqual([inflight]);
+    });
+
     it('a redirect answering a keepalive request an exit noted takes the note back: the page keeps the records to retry (sim seed 232, issue 27)', async () => {
       stubBeacon(vi.fn(() => true));
       let answer!: (v: unknown) => void;
