@@ -40,27 +40,6 @@ test('a page hidden before start-up is done runs the rest of it at once: the cal
 
 // Issue 28: what the first event no longer waits for. Checked by the order in which the page's built-ins are used (an
 // init script wraps them before the bundle runs), not by timers.
-test('the first batch leaves before the identity is written (a fresh visitor: the anonymous id is new)', async ({ page, site, collector }) => {
-  await page.addInitScript(() => {
-    const order: string[] = ((window as any).__order = []);
-    const f = window.fetch;
-    window.fetch = function (this: unknown, url: RequestInfo | URL, init?: RequestInit) {
-      if (String(url).includes('/v1/batch')) order.push('fetch');
-      return f.call(this, url, init);
-    } as typeof fetch;
-    const set = Storage.prototype.setItem;
-    Storage.prototype.setItem = function (this: Storage, key: string, value: string) {
-      if (key == 'svc_anonymous_id') order.push('persist');
-      return set.call(this, key, value);
-    };
-  });
-  await page.goto(site.page('/startup.html'));
-  await ready(page);
-  await collector.waitFor(6, {}, 20000);
-  const order: string[] = await page.evaluate(() => (window as any).__order);
-  expect(order.slice(0, 2)).toEqual(['fetch', 'persist']);
-});
-
 test('with a source middleware the stub recorded, the middleware chunk is fetched before the bundle takes the stub over', async ({ page, site, collector }) => {
   await page.addInitScript(() => {
     const append = Node.prototype.appendChild;

@@ -144,11 +144,7 @@ export function createScheduler(d: SchedulerDeps) {
       chain = chain.then(() => p).then(noop, noop);
     },
     /** The page is shown again (or restored from the back/forward cache): it may send, and defer, again. */
-    _shown() {
-      handoff._shown();
-      deferral._shown();
-      requests._shown();
-    },
+    _shown: () => (handoff._shown(), deferral._shown(), requests._shown()),
     /** Another page erased these records (start.ts): they leave the queue unsent, and the deferred request. */
     _drop(ids: string[]) {
       if (ids.length) handoff._removed(ids), deferral._cover();

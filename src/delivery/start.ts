@@ -67,23 +67,17 @@ export function eraseDelivery(delivery?: Delivery, note?: NoteStorage): Promise<
 }
 
 /**
- * Starts storage and delivery (once storing is allowed): opens the queue, joins the tabs, adopts what closed tabs
- * left, listens to the page's lifecycle, and persists the identity (see `persisted`).
+ * Starts storage and delivery (once storing is allowed): persists the identity, opens the queue, joins the tabs,
+ * adopts what closed tabs left, and listens to the page's lifecycle.
  */
 export function startDelivery(s: DeliverySettings): Delivery {
   const { identity, owner, report } = s;
   const given = s.platform || browserPlatform();
   // (the exit note told to the site's service worker too: src/offline/sync-request.ts)
   const p: Platform = { ...given, _storage: mirrored(given._storage) };
-  // The identity is persisted once the first request left, or adoption is done, or at the page's first lifecycle
-  // event, whichever comes first: its writes (cookies, localStorage) held the first event back by about 15 ms at 4x
-  // CPU (issue 28). Not after an opt-out or a withdrawal meanwhile: that erased it.
-  let persist: (() => unknown) | undefined = () => s.open() && identity._persist();
-  const persisted = () => {
-    const f = persist;
-    persist = undefined;
-    f?.();
-  };
+  // (at once, not after the first request: a page that ends before that, or another tab opened meanwhile, keeps the
+  // visitor's id; its writes cost about 15 ms at 4x CPU, measured by bench/ttfe-trace.mjs)
+  identity._persist();
   // Another tab's lock was released (that tab is gone): its records are orphans, adopted now.
   const tabs = createTabs(owner, () => adopt().then(scheduler._notify), p);
   let fellBack = false;
@@ -103,13 +97,6 @@ export function startDelivery(s: DeliverySettings): Delivery {
     tabs._leased,
   );
   const transport = createTransport(p);
-  const post = transport._post;
-  // (after the request is made: `_post` calls fetch before its first await)
-  transport._post = (url, writeKey, body, bytes, keepalive) => {
-    const sent = post(url, writeKey, body, bytes, keepalive);
-    persisted();
-    return sent;
-  };
   // (what this page knows of each record's delivery, the exit note, and 'delivered', said once per message: ledger.ts)
   const ledger = createLedger(s.emit, p._storage, s.illegal);
   const handoff = createHandoff({ ...s, _ledger: ledger, _queue: queue, _transport: transport, _platform: p });
@@ -139,17 +126,13 @@ export function startDelivery(s: DeliverySettings): Delivery {
   // A page that replaces a discarded one (the same tab) adopts what that page left at once: it ended without a page
   // event, so no note of it can come late.
   // (what it adopts at once is planned too: a page that makes no call would else keep it until it goes, sim seed 3035)
-  const ready = adopt(p._wasDiscarded ? 0 : ORPHAN_GRACE_MS)
-    .then(scheduler._notify)
-    .then(persisted);
+  const ready = adopt(p._wasDiscarded ? 0 : ORPHAN_GRACE_MS).then(scheduler._notify);
   p._listen({
     _exit(how) {
-      persisted();
       scheduler._exit(how);
       if (how != 'hidden') tabs._leave();
     },
     _resume(restored) {
-      persisted();
       identity._reload();
       // A restored page sends nothing before it knows which of its records another tab adopted and sent meanwhile (an
       // overdue retry timer, or a call made at once, would send them again).
