@@ -82,12 +82,12 @@ export function createScheduler(d: SchedulerDeps) {
   // (after this task: once for a burst of calls, and after the requests of a pass), by a timer armed after the send's:
   // a send due at once leaves first, and takes that cover back before it is made (issue 28: at 4x CPU, a deferred
   // request made and taken back held the first event back by 15 ms).
-  const plan = () => (arrange(), deferral._cover(true));
-  const arrange = () => {
+  // (one function, not two: the send's timer is on the call path from track() to fetch, e2e/call-path.spec.ts)
+  const plan = () => {
     const list = d._queue._list();
     const inflight = ledger._flying();
     const count = list.length - inflight;
-    if (count <= 0 || !d.open()) return;
+    if (count <= 0 || !d.open()) return deferral._cover(true);
     const now = p._now();
     if (now < retryUntil) arm(retryUntil - now);
     // Nothing in flight and nothing sent for an interval: the first message of a quiet spell goes at once (what
@@ -99,6 +99,7 @@ export function createScheduler(d: SchedulerDeps) {
       while (i < list.length - 1 && ledger._state(list[i].id) & (S | K)) i++;
       arm(list[i].queuedAt + d.flushInterval - now);
     }
+    deferral._cover(true);
   };
 
   const pass = async (force: boolean) => {
