@@ -1,5 +1,5 @@
 import type { Page, Route } from '@playwright/test';
-import { test, expect, open, quiet } from './fixtures';
+import { test, expect, open, quiet, type CollectorHandle } from './fixtures';
 
 // CONTRACT section 1, core and edges: trackLink/trackForm (and their aliases trackClick/trackSubmit) come in a chunk
 // of their own (dist/analytics.sources.min.js), fetched on the first of those calls. The elements are bound once it is
@@ -166,6 +166,18 @@ test('trackPageViews with a sources chunk that cannot load: the page view at loa
   expect(pageErrors).toEqual([]);
 });
 
+// Back, forward, then a hash change (a popstate too), each waited for by the app's route event (see the router below);
+// then quiet.
+async function backForwardHash(page: Page, collector: CollectorHandle) {
+  await page.goBack();
+  await collector.waitFor(1, { event: 'Route Viewed' });
+  await page.goForward();
+  await collector.waitFor(2, { event: 'Route Viewed' });
+  await page.evaluate(() => (location.hash = 'part'));
+  await collector.waitFor(1, { event: 'Hash Viewed' });
+  await quiet(collector, 300);
+}
+
 test('trackPageViews: on back, forward and hash changes the page view comes before the events of an app listening since before the chunk came, a frame after the change', async ({ page, site, collector }) => {
   const fetched = sourcesFetches(page);
   const release = await holdSources(page);
@@ -184,14 +196,7 @@ test('trackPageViews: on back, forward and hash changes the page view comes befo
   await collector.waitFor(2, { type: 'page' });
   await page.evaluate(() => history.pushState({}, '', '/basic.html?step=3'));
   await collector.waitFor(3, { type: 'page' });
-  await page.goBack();
-  await collector.waitFor(1, { event: 'Route Viewed' });
-  await page.goForward();
-  await collector.waitFor(2, { event: 'Route Viewed' });
-  // (a hash change is a popstate too)
-  await page.evaluate(() => (location.hash = 'part'));
-  await collector.waitFor(1, { event: 'Hash Viewed' });
-  await quiet(collector, 300);
+  await backForwardHash(page, collector);
   const label = (m: any) => (m.type == 'page' ? 'page ' + m.properties.search + m.properties.url.replace(/^[^#]*/, '') : m.event + ' ' + m.properties.at);
   const all = (await collector.messages()).filter((m: any) => m.type == 'page' || m.event).map(label);
   expect(all.slice(3)).toEqual(['page ?step=2', 'Route Viewed ?step=2', 'page ?step=3', 'Route Viewed ?step=3', 'page ?step=3#part', 'Route Viewed ?step=3#part', 'Hash Viewed ?step=3#part']);
@@ -200,7 +205,7 @@ test('trackPageViews: on back, forward and hash changes the page view comes befo
 
 test('trackPageViews: on back, forward and hash changes the page view comes before the events of an app that listened before the bundle ran (the bundle came late), a frame after the change', async ({ page, site, collector }) => {
   // The app's router listens from the start of the document, before the bundle runs: listeners run in the order they
-  // were added, so the bundle's own must not depend on coming first (it listens in the capture phase).
+  // were added, so the bundle's own must not depend on coming first (it reads the change in the next frame itself).
   await page.addInitScript(() => {
     const later = (name: string) => requestAnimationFrame(() => setTimeout(() => (window as any).analytics.track(name, { at: location.search + location.hash })));
     addEventListener('popstate', () => later('Route Viewed'));
@@ -210,13 +215,7 @@ test('trackPageViews: on back, forward and hash changes the page view comes befo
   await collector.waitFor(1, { type: 'page' });
   await page.evaluate(() => history.pushState({}, '', '/basic.html?step=2'));
   await collector.waitFor(2, { type: 'page' });
-  await page.goBack();
-  await collector.waitFor(1, { event: 'Route Viewed' });
-  await page.goForward();
-  await collector.waitFor(2, { event: 'Route Viewed' });
-  await page.evaluate(() => (location.hash = 'part'));
-  await collector.waitFor(1, { event: 'Hash Viewed' });
-  await quiet(collector, 300);
+  await backForwardHash(page, collector);
   // (where: the step of the URL, or 'start' for the page's own URL, and its fragment)
   const where = (s: string) => (s.match(/step=\d/)?.[0] || 'start') + (s.includes('#part') ? '#part' : '');
   const label = (m: any) => (m.type == 'page' ? 'page ' + where(m.properties.url) : m.event + ' ' + where(m.properties.at));
