@@ -11,9 +11,9 @@ export interface QueueRecord {
   bytes: number;
   /** ms since epoch when it was queued. */
   queuedAt: number;
-  /** Failed deliveries so far (see `Queue.failed`; a split that isolates a bad message is none). */
+  /** Failed deliveries so far (see queue.ts `_failed`; a split that isolates a bad message is none). */
   attempts: number;
-  /** The tab that sends it (see locks.ts); another tab adopts it only when that tab is gone. */
+  /** The tab that sends it (see tabs.ts); another tab adopts it only when that tab is gone. */
   owner: string;
   /**
    * When a tab adopted it (ms since epoch): without Web Locks, it counts as orphaned a lease after that (else after
