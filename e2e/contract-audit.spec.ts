@@ -2,8 +2,21 @@
 // each test pins a promise the other specs leave open. The link tests run across two host names of one browser
 // (shop.test and checkout.test, resolved to 127.0.0.1 by this browser only), as e2e/link.spec.ts does.
 import { chromium, type Browser, type Page } from '@playwright/test';
-import { test, expect, ready, type CollectorHandle, type SiteHandle } from './fixtures';
+import { test, expect, ready, quiet, expectExactlyOnce, type CollectorHandle, type SiteHandle } from './fixtures';
 import { executablePath, args } from '../scripts/chromium.mjs';
+import { rollup } from 'rollup';
+import { nodeResolve } from '@rollup/plugin-node-resolve';
+import { fileURLToPath } from 'node:url';
+
+/** Bundles e2e/worker/shared-app.js against the built npm entry into e2e/site/.built/shared-worker.js, as e2e/worker/build.ts does for a dedicated worker. */
+let shared: Promise<void> | undefined;
+const buildShared = () =>
+  (shared ||= (async () => {
+    const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
+    const bundle = await rollup({ input: here('./worker/shared-app.js'), plugins: [nodeResolve({ browser: true })], logLevel: 'silent' });
+    await bundle.write({ file: here('./site/.built/shared-worker.js'), format: 'iife', inlineDynamicImports: true });
+    await bundle.close();
+  })());
 
 let browser: Browser;
 test.beforeAll(async () => {
@@ -98,4 +111,55 @@ test('linkDomains with consent pending: the held calls go at the grant under the
   await ready(page);
   expect(await anonymousId(page)).toBe(id);
   await context.close();
+});
+
+// Section 1, workers and extensions: the npm entry in a shared worker (one library for every page that connects): no
+// DOM touched, no `page` or `screen` in the context, each message once, and the anonymous id kept in IndexedDB (a
+// shared worker has no localStorage or cookie): a new shared worker, after every page closed, has the same.
+test('a shared worker tracks for the pages that connect: each message once, no page context, the anonymous id kept in IndexedDB', async ({ context, page, site, collector }) => {
+  await buildShared();
+  const run = (p: Page, name: string, n: number) =>
+    p.evaluate(
+      ([api, name, n]) =>
+        new Promise<any>((resolve) => {
+          const w = new SharedWorker('/.built/shared-worker.js');
+          w.onerror = () => resolve({ error: 'shared worker error' });
+          w.port.onmessage = (e) => resolve(e.data);
+          w.port.postMessage({ api, name, n });
+        }),
+      [collector.url, name, n] as const,
+    );
+  await page.goto(site.page('/worker.html'));
+  const second = await context.newPage();
+  await second.goto(site.page('/worker.html'));
+  const [a, b] = await Promise.all([run(page, 'Shared A', 3), run(second, 'Shared B', 2)]);
+  for (const r of [a, b]) expect(r.error).toBeUndefined();
+  expect(a.errors).toEqual([]);
+  expect(b.anonymousId).toBe(a.anonymousId);
+  const ids = [...a.events, ...b.events].map((m: any) => m.messageId);
+  await collector.waitFor(ids.length, { anonymousId: a.anonymousId });
+  await quiet(collector);
+  const got = await collector.messages({ anonymousId: a.anonymousId });
+  expectExactlyOnce(got, ids);
+  for (const m of got) {
+    expect(m.context.page, m.type).toBeUndefined();
+    expect(m.context.screen, m.type).toBeUndefined();
+  }
+  expect(got.find((m: any) => m.type == 'page').name).toBe('Shared Worker View');
+  // Every page closed, the shared worker ends; a page opened later starts a new one: same anonymous id.
+  await second.close();
+  await page.goto('about:blank');
+  // (a page that still finds the old worker, not yet ended, closes and tries again)
+  await expect
+    .poll(
+      async () => {
+        const p = await context.newPage();
+        await p.goto(site.page('/worker.html'));
+        const r = await run(p, 'Shared C', 1);
+        await p.close();
+        return r.started == a.started ? 'the same worker' : r.anonymousId;
+      },
+      { timeout: 20_000 },
+    )
+    .toBe(a.anonymousId);
 });
