@@ -7,6 +7,7 @@ import { executablePath, args } from '../scripts/chromium.mjs';
 import { rollup } from 'rollup';
 import { nodeResolve } from '@rollup/plugin-node-resolve';
 import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 
 /** Bundles e2e/worker/shared-app.js against the built npm entry into e2e/site/.built/shared-worker.js, as e2e/worker/build.ts does for a dedicated worker. */
 let shared: Promise<void> | undefined;
@@ -163,3 +164,37 @@ test('a shared worker tracks for the pages that connect: each message once, no p
     )
     .toBe(a.anonymousId);
 });
+
+// Section 6: "no element named like one of ... `document` properties ... changes ... which script the library (and
+// the stub) loads". Elements a site's own markup may carry (an injected comment's images, a form named after a field)
+// before its load call, named like the `document` properties the stub reads (`head`, `createElement`): the stub still
+// inserts the bundle, and nothing is thrown into the page.
+// FIXME (fault in src/stub/snippet.ts, not h50's to fix: the stub's 1,000-byte limit): the stub's `load` reads
+// `d.createElement` and `d.head` on `document` itself, where such elements shadow them (Document's named properties
+// override its built-ins): `load` throws "e.head.append is not a function" (or "e.createElement is not a function")
+// into the page and the bundle never loads; every call is lost on that page. The bundle reads them through
+// Document.prototype (src/entry/browser.ts `doc`); the stub would need the same (about 60 bytes minified: it has 11).
+for (const [label, markup] of [
+  ['two <img name="head">', '<img name="head"><img name="head">'],
+  ['<iframe name="head">', '<iframe name="head"></iframe>'],
+  ['<img name="createElement">', '<img name="createElement">'],
+] as const) {
+  test.fixme(`the stub: ${label} before the load call changes nothing: the bundle loads, and nothing is thrown`, async ({ page, site, collector }) => {
+    const snippet = readFileSync(new URL('../dist/snippet.min.js', import.meta.url), 'utf8');
+    const thrown: string[] = [];
+    page.on('pageerror', (e) => thrown.push(e.message));
+    await page.route(
+      (u) => u.pathname == '/audit-clobbered-stub.html',
+      (route) =>
+        route.fulfill({
+          status: 200,
+          headers: { 'Content-Type': 'text/html; charset=utf-8' },
+          body: `<!doctype html><html><head><meta charset="utf-8"><title>Clobbered stub</title><script>${snippet}</script></head><body>${markup}
+<script>analytics.load('dev-write-key', { apiHost: '/ingest', cdnUrl: '/dist/analytics.min.js', flushInterval: 50 }); analytics.track('Clobbered Stub');</script></body></html>`,
+        }),
+    );
+    await page.goto(site.page('/audit-clobbered-stub.html'));
+    await collector.waitFor(1, { event: 'Clobbered Stub' });
+    expect(thrown).toEqual([]);
+  });
+}
