@@ -198,3 +198,96 @@ for (const [label, markup] of [
     expect(thrown).toEqual([]);
   });
 }
+
+// Section 1 ("a call that needs a chunk keeps its place") with section 2 (`optOut`) and section 3 (`consent`): what
+// waits for the middleware chunk is the visitor's too. An opt-out or a withdrawal of consent made while it waits
+// erases it (the page's wait and the copy kept for a later page): nothing of it is sent when the chunk comes, nor by
+// a later page.
+for (const [label, opts, revoke] of [
+  ['an opt-out', {}, 'optOut'],
+  ['a withdrawal of consent', { consent: { categories: ['analytics'] } }, 'withdraw'],
+] as const) {
+  test(`middleware chunk: ${label} while messages wait for it sends none of them, on this page or a later one`, async ({ page, site, collector }) => {
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    await page.route('**/dist/analytics.extend.min.js*', async (route) => {
+      await released;
+      await route.continue().catch(() => {});
+    });
+    const url = site.page('/basic.html', { opts: JSON.stringify({ flushInterval: 50, ...opts }) });
+    await page.goto(url);
+    await ready(page);
+    if (revoke == 'withdraw') await page.evaluate(() => (window as any).analytics.consent({ analytics: true }));
+    await page.evaluate(() => {
+      const a = (window as any).analytics;
+      a.addSourceMiddleware(({ payload, next }: any) => next(payload));
+      for (const n of ['Waiting 1', 'Waiting 2']) void a.track(n).catch(() => {});
+    });
+    await page.evaluate((revoke) => {
+      const a = (window as any).analytics;
+      revoke == 'optOut' ? a.optOut() : a.consent({ analytics: false });
+    }, revoke);
+    expect(await page.evaluate(() => localStorage.getItem('svc_wait'))).toBeNull();
+    release();
+    await page.waitForFunction(() => (window as any).svcAnalyticsExtend);
+    await page.evaluate(() => (window as any).analytics.track('After Revoke').catch(() => {}));
+    // A later page of the site (opted in, or granted) finds nothing of them either.
+    await page.goto(url);
+    await ready(page);
+    await page.evaluate((revoke) => {
+      const a = (window as any).analytics;
+      revoke == 'optOut' ? a.optIn() : a.consent({ analytics: true });
+      return a.track('Later Page');
+    }, revoke);
+    await collector.waitFor(1, { event: 'Later Page' });
+    await quiet(collector);
+    expect((await collector.messages({ type: 'track' })).map((m: any) => m.event)).toEqual(['Later Page']);
+  });
+}
+
+// Section 1: "messages ... pass every middleware added before them; what waits is kept where a later page of the site
+// finds it". A site adds its middleware (a scrubber, say) in its snippet on every page: what a page left waiting for
+// the chunk goes from the next page through that page's middleware too, never without it.
+test('middleware chunk: what a page left waiting goes from the next page through the middleware its snippet adds', async ({ page, site, collector }) => {
+  await page.route('**/dist/analytics.extend.min.js*', () => {});
+  const url = site.page('/startup-mw.html');
+  await page.goto(url, { waitUntil: 'domcontentloaded' });
+  await page.waitForFunction(() => (window as any).analytics?.initialized);
+  await page.evaluate(() => {
+    for (const n of ['Left 1', 'Left 2']) void (window as any).analytics.track(n);
+  });
+  await page.unrouteAll({ behavior: 'ignoreErrors' });
+  await page.goto(url);
+  const got = await collector.waitFor(2, { type: 'track' }, 15_000).then(() => collector.messages({ type: 'track' }));
+  await quiet(collector);
+  expect(got.map((m: any) => [m.event, m.properties.mw])).toEqual([
+    ['Left 1', true],
+    ['Left 2', true],
+  ]);
+});
+
+// The same with the npm entry, as an app writes it: `AnalyticsBrowser.load(...)`, then its middleware, in the same
+// script. What the page before left waiting (its middleware still had it: an answer that comes later) goes through it.
+// (served by a route, a page is not of the loopback address space: it sends through the site's /ingest proxy)
+test('npm entry: what a page left waiting for its middleware goes from the next page through the middleware added right after load', async ({ page, site, collector }) => {
+  const app = (slow: boolean) => `<!doctype html><html><head><meta charset="utf-8"><title>npm middleware</title>
+<script type="importmap">{ "imports": { "idb-keyval": "/node_modules/idb-keyval/dist/index.js" } }</script>
+<script type="module">
+  import { AnalyticsBrowser } from '/dist/index.mjs';
+  const analytics = AnalyticsBrowser.load({ writeKey: 'dev-write-key' }, { apiHost: '/ingest', flushInterval: 50 });
+  window.analytics = analytics;
+  // (the site's scrubber, on every page; the first page's check answers late)
+  analytics.addSourceMiddleware(({ payload, next }) => ((payload.obj.properties.scrubbed = true), ${slow ? 'setTimeout(() => next(payload), 5000)' : 'next(payload)'}));
+</script></head><body>npm</body></html>`;
+  for (const [path, slow] of [['/audit-npm-slow.html', true], ['/audit-npm.html', false]] as const)
+    await page.route((u) => u.pathname == path, (route) => route.fulfill({ status: 200, headers: { 'Content-Type': 'text/html' }, body: app(slow) }));
+  await page.goto(site.page('/audit-npm-slow.html'));
+  await page.waitForFunction(() => (window as any).analytics?.initialized);
+  await page.evaluate(() => void (window as any).analytics.track('Left Waiting', { email: 'x@y.z' }));
+  await expect.poll(() => page.evaluate(() => localStorage.getItem('svc_wait'))).toContain('Left Waiting');
+  await page.goto(site.page('/audit-npm.html'));
+  const [m] = await collector.waitFor(1, { event: 'Left Waiting' });
+  await quiet(collector);
+  expect(await collector.messages({ event: 'Left Waiting' })).toHaveLength(1);
+  expect(m.properties.scrubbed).toBe(true);
+});
