@@ -291,3 +291,56 @@ test('npm entry: what a page left waiting for its middleware goes from the next 
   expect(await collector.messages({ event: 'Left Waiting' })).toHaveLength(1);
   expect(m.properties.scrubbed).toBe(true);
 });
+
+// Section 6: "Stored messages and recorded stub calls are bound to the write key and apiHost they were made under. A
+// page that loads with another write key or host never sends them; they wait for a page with theirs." What a page
+// left for a later one (the stub's calls, the bundle never came; messages waiting for the middleware chunk), then a
+// page of another write key, or of another apiHost (the site's /ingest proxy: the same collector, so any leak shows),
+// then a page of their own, which sends each once.
+for (const [left, other] of [
+  ['the stub\'s recorded calls', { key: 'other-write-key' }],
+  ['the stub\'s recorded calls', { apiHost: '/ingest' }],
+  ['messages waiting for the middleware chunk', { key: 'other-write-key' }],
+  ['messages waiting for the middleware chunk', { apiHost: '/ingest' }],
+] as const) {
+  test(`binding: ${left} are not sent by a page of ${'key' in other ? 'another write key' : 'another apiHost'}, and are by a page of theirs`, async ({ page, site, collector }) => {
+    const own = site.page('/basic.html', { opts: JSON.stringify({ flushInterval: 50 }) });
+    let ids: string[] = [];
+    if (left == 'the stub\'s recorded calls') {
+      await page.goto(site.page('/basic.html', { opts: JSON.stringify({ flushInterval: 50, cdnUrl: '/never-arrives.js' }) }));
+      await page.evaluate(() => ['Left 1', 'Left 2'].forEach((n) => (window as any).analytics.track(n)));
+    } else {
+      await page.route('**/dist/analytics.extend.min.js*', () => {});
+      await page.goto(own, { waitUntil: 'domcontentloaded' });
+      await ready(page);
+      await page.evaluate(() => {
+        const a = (window as any).analytics;
+        a.addSourceMiddleware(({ payload, next }: any) => next(payload));
+        ['Left 1', 'Left 2'].forEach((n) => void a.track(n));
+      });
+      ids = await page.evaluate(() => JSON.parse(localStorage.getItem('svc_wait') || '[]').map((e: any) => e[0].messageId));
+      expect(ids).toHaveLength(2);
+      // (the chunk never comes: the pages after this one add no middleware, and need none)
+    }
+    // The other page: its own call goes; the left ones do not.
+    const params: Record<string, string> = { opts: JSON.stringify({ flushInterval: 50, ...('apiHost' in other ? { apiHost: other.apiHost } : {}) }) };
+    if ('key' in other) params.key = other.key;
+    await page.goto(site.page('/basic.html', params));
+    await ready(page);
+    await page.evaluate(() => (window as any).analytics.track('Other Binding'));
+    // (every request the collector received, whatever its key: the collector accepts only the tests' one, and answers
+    // the other 401, which the library retries)
+    const received = async () => (await collector.requests()).flatMap((r: any) => r.messages || []).filter((m: any) => m.type == 'track').map((m: any) => m.event);
+    await expect.poll(received).toContain('Other Binding');
+    await quiet(collector, 1000);
+    expect([...new Set(await received())]).toEqual(['Other Binding']);
+    // A page of their own sends them, once.
+    await page.goto(own);
+    await ready(page);
+    await collector.waitFor(1, { event: 'Left 2' });
+    await quiet(collector);
+    const sent = (await collector.messages({ type: 'track' })).filter((m: any) => m.event.startsWith('Left'));
+    expect(sent.map((m: any) => m.event).sort()).toEqual(['Left 1', 'Left 2']);
+    if (ids.length) expect(sent.map((m: any) => m.messageId).sort()).toEqual([...ids].sort());
+  });
+}
