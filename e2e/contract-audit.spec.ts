@@ -344,3 +344,23 @@ for (const [left, other] of [
     if (ids.length) expect(sent.map((m: any) => m.messageId).sort()).toEqual([...ids].sort());
   });
 }
+
+// Section 3 `trackPageViews` ("on every same-document URL change") with section 1 ("a page that ends first loses
+// nothing"; "a chunk that cannot load loses no call"): a route change made while the sources chunk is still loading,
+// on a page then left before it came, or whose chunk failed, is still a page view.
+// FIXME (fault in src/api/analytics.ts `watchPages`, outside h50's files): until the sources chunk is here, nothing in
+// the bundle sees a history.pushState (the chunk wraps it; the bundle hears only popstate and hashchange), so a route
+// change made meanwhile is sent only once the chunk comes: never, on a page left first or whose chunk failed (the
+// failure is reported; no later use retries it). A fix in the bundle: on pagehide, and when the chunk fails, a page
+// view for a wire URL that differs from the last one sent (`calls.pagedUrl()`), as the chunk's `check` does.
+for (const how of ['left before the chunk came', 'whose chunk failed'] as const) {
+  test.fixme(`trackPageViews: a route change on a page ${how} is a page view`, async ({ page, site, collector }) => {
+    await page.route('**/dist/analytics.sources.min.js*', (route) => (how == 'whose chunk failed' ? route.fulfill({ status: 404, body: '' }) : undefined));
+    await page.goto(site.page('/basic.html', { opts: JSON.stringify({ flushInterval: 50, trackPageViews: true }) }), { waitUntil: 'domcontentloaded' });
+    await page.waitForFunction(() => (window as any).analytics?.initialized);
+    await collector.waitFor(1, { type: 'page' });
+    await page.evaluate(() => history.pushState({}, '', '/basic.html?step=2'));
+    if (how == 'left before the chunk came') await page.goto(site.page('/basic.html', { opts: JSON.stringify({ flushInterval: 50 }) }), { waitUntil: 'domcontentloaded' });
+    await expect.poll(async () => (await collector.messages({ type: 'page' })).map((m: any) => m.properties.search), { timeout: 5000 }).toContain('?step=2');
+  });
+}
