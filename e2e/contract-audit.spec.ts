@@ -364,3 +364,36 @@ for (const how of ['left before the chunk came', 'whose chunk failed'] as const)
     await expect.poll(async () => (await collector.messages({ type: 'page' })).map((m: any) => m.properties.search), { timeout: 5000 }).toContain('?step=2');
   });
 }
+
+// Sections 2 (`optOut`), 3 (`respectGPC`, `consent`) and 3 (`linkDomains`): a visitor who opted out (or whose browser
+// sends Global Privacy Control to a site that respects it, or who denied consent) is not carried to the other domain:
+// links there are left as they are.
+for (const [label, extra, before] of [
+  ['opted out', {}, 'optOut'],
+  ['under Global Privacy Control', { respectGPC: true }, 'gpc'],
+  ['who denied consent', { consent: { categories: ['analytics'] } }, 'deny'],
+] as const) {
+  test(`linkDomains: a visitor ${label} is not carried by a link to a listed domain`, async ({ site }) => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    if (before == 'gpc') await page.addInitScript(() => Object.defineProperty(Navigator.prototype, 'globalPrivacyControl', { get: () => true, configurable: true }));
+    await page.goto(on(site, 'shop.test', extra));
+    await ready(page);
+    // (opted out after load: the decoration's chunk, asked for at load, is here and listening)
+    if (before == 'optOut') await page.waitForFunction(() => (window as any).svcAnalyticsDebug);
+    await page.evaluate((before) => {
+      const a = (window as any).analytics;
+      if (before == 'optOut') a.optOut();
+      if (before == 'deny') a.consent({ analytics: false });
+    }, before);
+    const target = on(site, 'checkout.test') + '&step=2';
+    await page.evaluate((href) => {
+      const a = Object.assign(document.createElement('a'), { id: 'go', textContent: 'go', href });
+      a.addEventListener('click', (e) => e.preventDefault());
+      document.body.append(a);
+    }, target);
+    await page.click('#go');
+    expect(await page.getAttribute('#go', 'href')).toBe(target);
+    await context.close();
+  });
+}
