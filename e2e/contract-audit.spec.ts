@@ -397,3 +397,25 @@ for (const [label, extra, before] of [
     await context.close();
   });
 }
+
+// Section 3 `linkDomains`: "A link ... from the page to one of them carries the anonymous id": a link opened from its
+// context menu ("Open link in new tab", "Open in new window") too. The browser's menu takes the href as the menu opens
+// (the `contextmenu` event; no click follows): the tab it opens, with this page as referrer, adopts the id.
+test('linkDomains: a link opened from its context menu carries the id, and the tab it opens adopts it', async ({ site }) => {
+  const { context, page, id } = await shop(site);
+  await page.waitForFunction(() => (window as any).svcAnalyticsDebug);
+  const target = on(site, 'checkout.test') + '&step=2';
+  await page.evaluate((href) => document.body.append(Object.assign(document.createElement('a'), { id: 'go', textContent: 'go', href })), target);
+  // (the event alone, as the native menu gets it: no auxclick follows where the menu opens, as it does in a headless
+  // right click)
+  await page.dispatchEvent('#go', 'contextmenu', { button: 2 });
+  const href = (await page.getAttribute('#go', 'href'))!;
+  expect(href).toContain('svc_link=');
+  // (what the menu's "Open link in new tab" does: a new tab at that URL, with the shop's origin as referrer)
+  const tab = await context.newPage();
+  await tab.goto(href, { referer: new URL(page.url()).origin + '/' });
+  await ready(tab);
+  expect(await anonymousId(tab)).toBe(id);
+  expect(tab.url()).not.toContain('svc_link');
+  await context.close();
+});
