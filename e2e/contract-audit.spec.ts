@@ -419,3 +419,46 @@ test('linkDomains: a link opened from its context menu carries the id, and the t
   expect(tab.url()).not.toContain('svc_link');
   await context.close();
 });
+
+// Sections 1 and 3 (`consent`): a consent-pending page whose calls wait for the middleware chunk keeps them in memory
+// only (nothing in localStorage, no cookie); at a grant they go once the chunk is here, through the middleware, in
+// call order, under the anonymous id that then persists; at a denial nothing is sent or stored.
+for (const decision of ['grant', 'deny'] as const) {
+  test(`consent pending with the middleware chunk still loading: ${decision}`, async ({ page, site, collector }) => {
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    await page.route('**/dist/analytics.extend.min.js*', async (route) => {
+      await released;
+      await route.continue().catch(() => {});
+    });
+    await page.goto(site.page('/basic.html', { opts: JSON.stringify({ flushInterval: 50, consent: { categories: ['analytics'] } }) }));
+    await ready(page);
+    await page.evaluate(() => {
+      const a = (window as any).analytics;
+      void a.track('Before Middleware').catch(() => {});
+      a.addSourceMiddleware(({ payload, next }: any) => ((payload.obj.properties.mw = true), next(payload)));
+      for (const n of ['Held 1', 'Held 2']) void a.track(n).catch(() => {});
+    });
+    const stored = () => page.evaluate(() => ({ local: Object.keys(localStorage), cookie: document.cookie }));
+    expect(await stored()).toEqual({ local: [], cookie: '' });
+    await page.evaluate((d) => (window as any).analytics.consent({ analytics: d == 'grant' }), decision);
+    release();
+    await page.waitForFunction(() => (window as any).svcAnalyticsExtend);
+    if (decision == 'deny') {
+      await quiet(collector, 1000);
+      expect(await collector.messages()).toEqual([]);
+      expect(await stored()).toEqual({ local: [], cookie: '' });
+      return;
+    }
+    await collector.waitFor(3, { type: 'track' });
+    await quiet(collector);
+    const got = await collector.messages({ type: 'track' });
+    expect(got.map((m: any) => [m.event, m.properties.mw])).toEqual([
+      ['Before Middleware', undefined],
+      ['Held 1', true],
+      ['Held 2', true],
+    ]);
+    expect(new Set(got.map((m: any) => m.anonymousId))).toEqual(new Set([await page.evaluate(() => (window as any).analytics.user().anonymousId())]));
+    expect(await page.evaluate(() => localStorage.getItem('svc_wait'))).toBeNull();
+  });
+}
