@@ -499,3 +499,36 @@ test('a middleware chunk answered 200 with an HTML page: reported, the calls hel
   // library inserted the script but never ran it; see the h50 report)
   expect(thrown.every((m) => /Unexpected token/.test(m))).toBe(true);
 });
+
+// Section 1, workers and extensions ("no DOM touched where there is none"): a site shares its load options between its
+// pages and its worker. In a dedicated worker, options about the page (trackPageViews, linkDomains) throw nothing,
+// there or uncaught, and the worker's events still go.
+let optionsWorker: Promise<void> | undefined;
+const buildOptionsWorker = () =>
+  (optionsWorker ||= (async () => {
+    const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
+    const bundle = await rollup({ input: here('./worker/options-app.js'), plugins: [nodeResolve({ browser: true })], logLevel: 'silent' });
+    await bundle.write({ file: here('./site/.built/options-worker.js'), format: 'iife', inlineDynamicImports: true });
+    await bundle.close();
+  })());
+for (const [label, opts] of [
+  ['trackPageViews', { trackPageViews: true }],
+  ['linkDomains', { linkDomains: ['shop.test'] }],
+] as const) {
+  test(`a dedicated worker loaded with ${label}: nothing thrown, its events go`, async ({ page, site, collector }) => {
+    await buildOptionsWorker();
+    await page.goto(site.page('/basic.html', { noload: '1' }));
+    const answer = await page.evaluate(
+      ([api, opts]) =>
+        new Promise<any>((resolve) => {
+          const w = new Worker('/.built/options-worker.js');
+          w.onmessage = (e) => resolve(e.data);
+          w.onerror = (e) => resolve({ thrown: ['worker error: ' + e.message] });
+          w.postMessage({ api, opts, name: 'Worker With Options' });
+        }),
+      [collector.url, opts] as const,
+    );
+    expect(answer.thrown).toEqual([]);
+    await collector.waitFor(1, { messageId: answer.id });
+  });
+}
