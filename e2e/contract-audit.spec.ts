@@ -514,6 +514,8 @@ const buildOptionsWorker = () =>
 for (const [label, opts] of [
   ['trackPageViews', { trackPageViews: true }],
   ['linkDomains', { linkDomains: ['shop.test'] }],
+  ['serverCookies (a first-party path)', { serverCookies: true, apiHost: '/ingest' }],
+  ['debug', { debug: true }],
 ] as const) {
   test(`a dedicated worker loaded with ${label}: nothing thrown, its events go`, async ({ page, site, collector }) => {
     await buildOptionsWorker();
