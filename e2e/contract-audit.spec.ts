@@ -511,24 +511,25 @@ const buildOptionsWorker = () =>
     await bundle.write({ file: here('./site/.built/options-worker.js'), format: 'iife', inlineDynamicImports: true });
     await bundle.close();
   })());
-for (const [label, opts] of [
+for (const [label, opts, calls] of [
   ['trackPageViews', { trackPageViews: true }],
   ['linkDomains', { linkDomains: ['shop.test'] }],
   ['serverCookies (a first-party path)', { serverCookies: true, apiHost: '/ingest' }],
   ['debug', { debug: true }],
-] as const) {
+  ['trackLink, trackForm, pageview, page and screen called', {}, ['trackLink', 'trackForm', 'trackClick', 'trackSubmit', 'pageview', 'page', 'screen']],
+] as [string, object, string[]?][]) {
   test(`a dedicated worker loaded with ${label}: nothing thrown, its events go`, async ({ page, site, collector }) => {
     await buildOptionsWorker();
     await page.goto(site.page('/basic.html', { noload: '1' }));
     const answer = await page.evaluate(
-      ([api, opts]) =>
+      ([api, opts, calls]) =>
         new Promise<any>((resolve) => {
           const w = new Worker('/.built/options-worker.js');
           w.onmessage = (e) => resolve(e.data);
           w.onerror = (e) => resolve({ thrown: ['worker error: ' + e.message] });
-          w.postMessage({ api, opts, name: 'Worker With Options' });
+          w.postMessage({ api, opts, calls, name: 'Worker With Options' });
         }),
-      [collector.url, opts] as const,
+      [collector.url, opts, calls || []] as const,
     );
     expect(answer.thrown).toEqual([]);
     await collector.waitFor(1, { messageId: answer.id });
