@@ -30,7 +30,7 @@ import { clearBuffer } from '../stub/buffer';
 import { clearWaiting } from '../extend/waiting';
 import { createReplay, type Recorded } from '../stub/replay';
 import type { PlanCheck } from '../plan/browser-check';
-import { noBrowser } from '../offline/scope';
+import { hasDocument, noBrowser } from '../offline/scope';
 
 /**
  * Creates an instance: usable at once (calls before `load` wait for it). This file only wires the stages: the guard
@@ -98,7 +98,8 @@ export function createAnalytics(stages: {
       replay.take(instance.gate._state() == 'open');
       calls.loaded();
       calls.resume(instance);
-      if (options.trackPageViews) watchPages((page) => void (page[0] != calls.pagedUrl() && invoke('page', [], { page, time: Date.now() })), sources);
+      // (a worker has no page to view: CONTRACT section 1, no DOM touched where there is none)
+      if (options.trackPageViews && hasDocument()) watchPages((page) => void (page[0] != calls.pagedUrl() && invoke('page', [], { page, time: Date.now() })), sources);
     });
   }
 

@@ -50,7 +50,10 @@ export function loadBrowser(settings: BrowserSettings, options?: LoadOptions, ex
     // Plugins first, as analytics.js: every message, the first page view included, goes through them.
     if (settings && Array.isArray(settings.plugins)) api.register(...(settings.plugins as Plugin[]));
     const start = (found: Instance) => {
-      const failed = load(writeKey, options);
+      // The rest of start-up once the app's current script is done (a microtask): the middleware and plugins it adds
+      // right after `load` see what other pages of the site left waiting for theirs (CONTRACT section 1), as the
+      // CDN bundle's do (its stub recorded them, or its start-up runs in tasks of its own).
+      const failed = load(writeKey, options, undefined, (step) => void Promise.resolve().then(step));
       // (no other load comes for this instance: its calls are refused with why, rather than wait for ever)
       if (failed) unloadable(failed);
       if (registry && api.initialized) registry.set(writeKey, found);

@@ -1,7 +1,3 @@
-import type { AnalyticsError } from '../message/errors';
-import { analyticsError, describe } from '../message/errors';
-import { unlink } from '../message/context';
-
 // The adoption of a cross-domain link's id (`linkDomains`, src/identity/link.ts): in the lazy chunk of the CDN bundle
 // (src/entry/debug-browser.ts), fetched before `load` only on a page whose URL carries the link parameter; in the npm
 // entries, given at once (src/entry/npm.ts).
@@ -29,19 +25,12 @@ export function linkedId(value: string, now: number): string | undefined {
 }
 
 /**
- * On a page loaded through a link: takes the parameter off the address bar (`history.replaceState`, with the history
- * state kept) and returns the id it carries if it is valid (an expired one, or one of another browser, is dropped).
- * A `replaceState` that throws (a router's wrapper) is reported.
+ * On a page loaded through a link: the id its parameter carries if it is valid (an expired one, or one of another
+ * browser, is dropped). (`startLink` takes the parameter off the address bar, whether adopted or not.)
  */
-export function adoptLink(report: (e: AnalyticsError) => void): string | undefined {
+export function adoptLink(): string | undefined {
   const value = new URLSearchParams(location.search).get('svc_link');
-  if (value == null) return;
-  try {
-    history.replaceState(history.state, '', unlink(location.href));
-  } catch (e) {
-    report(analyticsError('callback_error', `linkDomains: ${describe(e)}`));
-  }
-  return linkedId(value, Date.now());
+  return value == null ? undefined : linkedId(value, Date.now());
 }
 
 /**
@@ -55,10 +44,10 @@ export function cameFrom(domains: unknown): boolean {
 }
 
 /**
- * The adoption itself (`startLink` runs it at load, before the first message is built): takes the parameter off the
- * address bar, and returns the id it carries when it is valid and the page came from one of `domains`.
+ * The adoption itself (`startLink` runs it at load, before the first message is built): the id the link's parameter
+ * carries when it is valid and the page came from one of `domains`.
  */
-export function adoptFrom(domains: unknown, report: (e: AnalyticsError) => void): string | undefined {
-  const id = adoptLink(report);
+export function adoptFrom(domains: unknown): string | undefined {
+  const id = adoptLink();
   return id && cameFrom(domains) ? id : undefined;
 }

@@ -1,4 +1,5 @@
-import type { AnalyticsError } from '../message/errors';
+import { analyticsError, describe, type AnalyticsError } from '../message/errors';
+import { unlink } from '../message/context';
 import type { Identity } from './identity';
 import type { adoptFrom } from './adopt-link';
 import { ownOptions } from '../message/boundary';
@@ -42,9 +43,17 @@ export const linked = (options: unknown) => !!ownOptions(options as LoadOptions)
  * says identity may leave the page.
  */
 export function startLink(domains: unknown, identity: Identity, open: () => boolean, report: (e: AnalyticsError) => void, tools: WithTools) {
-  const id = adoption?.(domains, report);
+  const id = adoption?.(domains);
   // (never over a visitor this browser knows by a user id: a forged link would put them in another's profile)
   if (id && !identity._userId()) identity._setAnonymousId(id);
+  // Every occurrence of the parameter leaves the address bar (history state kept), adopted or not, the adoption's chunk
+  // here or not; a `replaceState` that throws (a router's wrapper) is reported.
+  const url = unlink(location.href);
+  try {
+    if (url != location.href) history.replaceState(history.state, '', url);
+  } catch (e) {
+    report(analyticsError('callback_error', `linkDomains: ${describe(e)}`));
+  }
   let started = false;
   return () => started || ((started = true), tools((t) => t.decorate(domains, () => open() && identity._anonymousId(), report)));
 }

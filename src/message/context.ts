@@ -32,9 +32,16 @@ export interface ContextParts {
  */
 export const wireUrl = (url: string): string => unlink(url).replace(/#[^?]*[=&][^]*|(#[^?]*)[^]*/, '$1');
 
-/** A URL without the cross-domain link's parameter, every occurrence (src/identity/link.ts: it never goes on the wire), all else as it was. Pure. */
+/**
+ * A URL without the cross-domain link's parameter (src/identity/link.ts: it never goes on the wire), every occurrence:
+ * as the browser reads a name (`svc%5Flink` is `svc_link`), in the query and in a fragment's parameters (`#/pay?...`,
+ * `#a=1&...`); all else as it was. A part left empty goes with its `?` (or its `#`, at the end). Pure.
+ */
 export const unlink = (url: string): string =>
-  url.replace(/\?[^#]*/, (q) => ('&' + q.slice(1)).replace(/&svc_link(=[^&]*)?(?=&|$)/g, '').replace('&', '?'));
+  url.replace(/([?#])([^?#]*)/g, (part, mark: string, all: string, at: number) => {
+    const kept = all.split('&').filter((p) => !new URLSearchParams(p).has('svc_link')).join('&');
+    return kept == all ? part : kept || (mark == '#' && url[at + part.length]) ? mark + kept : '';
+  });
 
 /** Page context from a URL, title and referrer (what the snippet records at call time); URLs as `wireUrl` gives them. */
 export function pageContext(url: string, title: string, referrer: string): PageContext {

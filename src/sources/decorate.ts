@@ -16,7 +16,8 @@ export const linked = (url: string, value: string): string =>
 /**
  * Decorates links and forms to `domains` (a host name covers its subdomains; this page's own host is never decorated)
  * with the id `id()` gives (none while it gives nothing), at the last moment: in the capture phase of `click`
- * (keyboard activation included), `auxclick` (middle click) and `submit`, by rewriting the `href` or `action` the
+ * (keyboard activation included), `auxclick` (middle click), `contextmenu` (the browser's menu takes the href as it
+ * opens: "Open link in new tab") and `submit`, by rewriting the `href` or `action` the
  * browser is about to follow (a GET form: a hidden field, since its fields replace the action's query). Nothing is
  * prevented: a router that handles the link itself still sees a link, with the parameter. Never throws.
  * Only an id of the library's shape (`LINKABLE`) is carried: a page there adopts no other, and a site's own id (set with
@@ -70,5 +71,5 @@ export function decorateLinks(list: unknown, id: () => string | false | undefine
       // not a link (a click elsewhere), an odd URL: left as it is
     }
   };
-  for (const type of ['click', 'auxclick', 'submit']) addEventListener(type, on, true);
+  for (const type of ['click', 'auxclick', 'contextmenu', 'submit']) addEventListener(type, on, true);
 }

@@ -49,31 +49,52 @@ describe('linkedId', () => {
 
 describe('adoptLink', () => {
   const url = (v: string) => `https://checkout.test/pay?step=2&svc_link=${encodeURIComponent(v)}&x=1#/cart`;
-  it('returns the id and removes the parameter from the address bar, keeping the history state', () => {
+  it('returns the id of a valid parameter, and nothing for an expired one or none', () => {
     setUrl(url(linkValue(ANON, Date.now())));
-    history.replaceState({ router: 1 }, '');
-    expect(adoptLink(() => {})).toBe(ANON);
-    expect(location.href).toBe('https://checkout.test/pay?step=2&x=1#/cart');
-    expect(history.state).toEqual({ router: 1 });
-  });
-  it('drops an expired parameter, but still removes it', () => {
+    expect(adoptLink()).toBe(ANON);
     setUrl(url(linkValue(ANON, Date.now() - LINK_TTL - 1)));
-    expect(adoptLink(() => {})).toBeUndefined();
-    expect(location.href).toBe('https://checkout.test/pay?step=2&x=1#/cart');
-  });
-  it('does nothing without the parameter', () => {
+    expect(adoptLink()).toBeUndefined();
     setUrl('https://checkout.test/pay?a=1');
+    expect(adoptLink()).toBeUndefined();
+  });
+});
+
+describe('startLink takes the parameter off the address bar', () => {
+  const url = (v: string) => `https://checkout.test/pay?step=2&svc_link=${encodeURIComponent(v)}&x=1#/cart`;
+  const start = (report = () => {}) => startLink(['shop.test'], createIdentity({ persist: false }), () => true, report, () => {});
+  it('keeping the history state, adopted or not (expired)', () => {
+    vi.spyOn(document, 'referrer', 'get').mockReturnValue('https://shop.test/');
+    for (const t of [Date.now(), Date.now() - LINK_TTL - 1]) {
+      setUrl(url(linkValue(ANON, t)));
+      history.replaceState({ router: 1 }, '');
+      start();
+      expect(location.href).toBe('https://checkout.test/pay?step=2&x=1#/cart');
+      expect(history.state).toEqual({ router: 1 });
+    }
+  });
+  it('without the adoption too (the chunk that has it could not load), every form of it (encoded, in a fragment)', () => {
+    useAdoption(undefined as any);
+    setUrl('https://checkout.test/pay?svc%5Flink=1.2.x&x=1#/cart?svc_link=1.2.x&y=2');
+    start();
+    expect(location.href).toBe('https://checkout.test/pay?x=1#/cart?y=2');
+    useAdoption(adoptFrom);
+  });
+  it('and touches no history without the parameter', () => {
+    setUrl('https://checkout.test/pay?a=1#b=2');
     const spy = vi.spyOn(history, 'replaceState');
-    expect(adoptLink(() => {})).toBeUndefined();
+    start();
     expect(spy).not.toHaveBeenCalled();
   });
   it('reports a replaceState that throws, and still adopts', () => {
     setUrl(url(linkValue(ANON, Date.now())));
+    vi.spyOn(document, 'referrer', 'get').mockReturnValue('https://shop.test/');
     vi.spyOn(history, 'replaceState').mockImplementation(() => {
       throw new Error('nope');
     });
     const report = vi.fn();
-    expect(adoptLink(report)).toBe(ANON);
+    const identity = createIdentity({ persist: false });
+    startLink(['shop.test'], identity, () => true, report, () => {});
+    expect(identity._anonymousId()).toBe(ANON);
     expect(report).toHaveBeenCalledWith(expect.objectContaining({ code: 'callback_error', message: 'linkDomains: nope' }));
   });
 });

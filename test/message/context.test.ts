@@ -99,6 +99,17 @@ describe('unlink', () => {
     expect(unlink('https://a.test/a&b/?svc_link=a&x=1&svc_link&svc_link=b&y=2#f')).toBe('https://a.test/a&b/?x=1&y=2#f');
     expect(wireUrl('https://a.test/?svc_link=a&svc_link=b&c=1')).toBe('https://a.test/?c=1');
   });
+  it('removes it as the browser reads its name (percent-encoded), and from a fragment\'s parameters', () => {
+    expect(unlink('https://a.test/?svc%5Flink=a&x=1&svc%5flink=b')).toBe('https://a.test/?x=1');
+    expect(unlink('https://a.test/?%73vc_link=a#f')).toBe('https://a.test/#f');
+    expect(unlink('https://a.test/?x=1#/pay?svc_link=a&step=2')).toBe('https://a.test/?x=1#/pay?step=2');
+    expect(unlink('https://a.test/?x=1#/pay?svc_link=a')).toBe('https://a.test/?x=1#/pay');
+    expect(unlink('https://a.test/?x=1#svc_link=a&b=1')).toBe('https://a.test/?x=1#b=1');
+    expect(unlink('https://a.test/?x=1#svc_link=a')).toBe('https://a.test/?x=1');
+    // (a fragment emptied before a part of its own keeps its #: that part stays in the fragment)
+    expect(unlink('https://a.test/#svc_link=a?b=1')).toBe('https://a.test/#?b=1');
+    expect(unlink('https://a.test/?svc+link=a&svc_linkx=1&x=%ZZ')).toBe('https://a.test/?svc+link=a&svc_linkx=1&x=%ZZ');
+  });
   it('keeps it off the page context: url, search and referrer', () => {
     const page = pageContext('https://a.test/p?utm_source=x&svc_link=1.2.x', 't', 'https://b.test/?svc_link=1.2.y');
     expect(page).toMatchObject({ url: 'https://a.test/p?utm_source=x', search: '?utm_source=x', referrer: 'https://b.test/' });

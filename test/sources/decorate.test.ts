@@ -44,6 +44,11 @@ describe('decorateLinks', () => {
     b.dispatchEvent(new MouseEvent('auxclick', { bubbles: true, button: 1 }));
     expect(carried(b.href)).toBe(ANON);
   });
+  it('decorates a link as its context menu opens ("Open link in new tab": no click follows)', () => {
+    const a = link('https://checkout.test/pay');
+    a.dispatchEvent(new MouseEvent('contextmenu', { bubbles: true, button: 2 }));
+    expect(carried(a.href)).toBe(ANON);
+  });
   it('leaves links elsewhere, to this host and of other schemes untouched', () => {
     for (const href of ['https://other.test/x', '/local?a=1', 'https://shop.test/x', 'mailto:a@checkout.test', 'https://notcheckout.test/']) {
       const a = link(href);
