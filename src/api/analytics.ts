@@ -257,16 +257,31 @@ function sourcesEdge(load: () => Sources | Promise<Sources>, report: (e: Analyti
   return Object.assign(sources, { _autotrack: (f: (a: Autotrack) => void) => sources((s) => f((bound ||= s.autotrack(deps)))) });
 }
 
-// trackPageViews: the page view at load goes now (`view`); the watch of later URL changes comes with the sources chunk.
-// Back/forward and hash changes are heard from now, before an app's router that tracks its route's events a frame
-// after the change (listeners run in the order they were added: the page view stays first); one heard before the chunk
-// is here, it sees as it comes.
+// trackPageViews: the page view at load goes now (`view`); the frame-timed watch of later URL changes comes with the
+// sources chunk. Every change is heard from now: history.pushState and replaceState (wrapped here), back/forward and
+// hash changes (listened to before an app's router that tracks its route's events a frame after the change: listeners
+// run in the order they were added, so the page view stays first). Until the chunk is here, and for good if it cannot
+// load, a change is a page view at once (its title as it is then): a route change made while the chunk loads is not
+// lost with a page left before it came, or whose chunk failed (e2e/contract-audit.spec.ts). `view` drops a page view
+// of the URL of the last page message, so the chunk, which checks the URL as it comes, never repeats one.
 function watchPages(view: (page: RecordedPage) => void, sources: ReturnType<typeof sourcesEdge>) {
-  const url = wireUrl(location.href);
-  view([url, document.title, document.referrer]);
-  let changed: (traversal?: unknown) => void = () => {};
+  let last = wireUrl(location.href);
+  view([last, document.title, document.referrer]);
+  let changed = (_traversal?: unknown) => {
+    const url = wireUrl(location.href);
+    if (url != last) view([url, document.title, last]), (last = url);
+  };
   for (const name of ['popstate', 'hashchange']) addEventListener(name, () => changed(1));
-  sources((s) => (changed = s.pageViews(view, url, wireUrl)));
+  const h = history;
+  for (const name of ['pushState', 'replaceState'] as const) {
+    const orig = h[name];
+    h[name] = function (this: History, ...args: Parameters<History['pushState']>) {
+      const r = orig.apply(this, args);
+      changed();
+      return r;
+    };
+  }
+  sources((s) => (changed = s.pageViews(view, last, wireUrl)));
 }
 
 // What the library stored in this browser, erased (consent withdrawn or denied, opt-out): the queue (through delivery,

@@ -9,10 +9,10 @@ import type { wireUrl as WireUrl } from '../message/context';
  * its title, and a router firing several of these for one navigation sends one page view. URLs are compared as they go
  * on the wire (see `wireUrl`): a fragment that carries parameters (an OAuth callback's `#access_token=...`, then
  * removed by `replaceState`) makes no page view (the bundle gives `wireUrl`: the chunk does not carry a copy of it).
- * Back/forward and hash changes are the bundle's to listen to (src/api/analytics.ts `load`): it listens from its own
- * load, before an app's router that tracks its route's events a frame after the change, as this chunk, which comes
- * later, could not (listeners run in the order they were added), so the page view stays first. Returns what the
- * bundle calls on each of them.
+ * The bundle hears every change (src/api/analytics.ts `watchPages`: it wraps history.pushState and replaceState and
+ * listens to back/forward and hash changes from its own load, before an app's router that tracks its route's events a
+ * frame after the change, as this chunk, which comes later, could not: listeners run in the order they were added, so
+ * the page view stays first) and calls what this returns on each of them.
  */
 export function trackPageViews(send: (page: RecordedPage) => void, last: string, wireUrl: typeof WireUrl): (traversal?: unknown) => void {
   let pending = false;
@@ -36,17 +36,6 @@ export function trackPageViews(send: (page: RecordedPage) => void, last: string,
     requestAnimationFrame(() => (traversal ? once() : setTimeout(once)));
     setTimeout(once, 100);
   };
-  const h = history;
-  const wrap = (name: 'pushState' | 'replaceState') => {
-    const orig = h[name];
-    h[name] = function (this: History, ...args: Parameters<History['pushState']>) {
-      const r = orig.apply(this, args);
-      soon();
-      return r;
-    };
-  };
-  wrap('pushState');
-  wrap('replaceState');
   if (wireUrl(location.href) != last) soon();
   return soon;
 }
