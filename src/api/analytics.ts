@@ -24,13 +24,17 @@ import { batchUrl, ownOptions, resolve } from './config';
 import { readTestHook } from './test-hook';
 import { once } from './emitter';
 import { createPageGuard } from './guard';
-import { createContextCache } from './page-context';
+import { createContextCache, readPage } from './page-context';
 import { createCalls, type Calls, type Instance } from './calls';
 import { clearBuffer } from '../stub/buffer';
 import { clearWaiting } from '../extend/waiting';
 import { createReplay, type Recorded } from '../stub/replay';
 import type { PlanCheck } from '../plan/browser-check';
 import { noBrowser } from '../offline/scope';
+import { byteLength } from '../message/validate';
+
+// The longest id `setAnonymousId` takes: it goes on every message, which must stay under the 32 KB limit.
+const MAX_ID_BYTES = 8000;
 
 /**
  * Creates an instance: usable at once (calls before `load` wait for it). This file only wires the stages: the guard
@@ -98,7 +102,8 @@ export function createAnalytics(stages: {
       replay.take(instance.gate._state() == 'open');
       calls.loaded();
       calls.resume(instance);
-      if (options.trackPageViews) watchPages((page) => void (page[0] != calls.pagedUrl() && invoke('page', [], { page, time: Date.now() })), sources);
+      // (each automatic page view with the title read now through Document.prototype, as a call's: readPage)
+      if (options.trackPageViews) watchPages((page) => void (page[0] != calls.pagedUrl() && invoke('page', [], { page: [page[0], readPage()[1], page[2]], time: Date.now() })), sources);
     });
   }
 
@@ -195,7 +200,11 @@ export function createAnalytics(stages: {
       anonymousId: () => core?.identity._anonymousId() ?? '',
       traits: () => core?.identity._traits() ?? {},
     }),
-    setAnonymousId: (id) => whenLoaded((instance) => id && instance.identity._setAnonymousId(String(id))),
+    // (an id that would leave a message no room, or is no string or number, is refused: it would be on every message)
+    setAnonymousId: (id) =>
+      whenLoaded((instance) =>
+        !id ? 0 : (typeof id == 'string' || typeof id == 'number') && byteLength('' + id) <= MAX_ID_BYTES ? instance.identity._setAnonymousId('' + id) : report(analyticsError('invalid_arguments', `setAnonymousId: a string of at most ${MAX_ID_BYTES} bytes is required`)),
+      ),
     ready: (callback) => new Promise<void>((res) => whenLoaded((instance) => ready(instance).then(res), res)).then(() => safely(callback)),
     flush: () => new Promise<void>((res) => whenLoaded((instance) => ready(instance).then(() => instance.delivery()?._scheduler._flush()).then(res), res)),
     on: (name, handler) => (emitter.on(name, handler), api),
@@ -262,7 +271,8 @@ function sourcesEdge(load: () => Sources | Promise<Sources>, report: (e: Analyti
 // is here, it sees as it comes.
 function watchPages(view: (page: RecordedPage) => void, sources: ReturnType<typeof sourcesEdge>) {
   const url = wireUrl(location.href);
-  view([url, document.title, document.referrer]);
+  // (the referrer read through Document.prototype, never an element named `referrer`; the title: `view`)
+  view([url, '', readPage()[2]]);
   let changed: (traversal?: unknown) => void = () => {};
   for (const name of ['popstate', 'hashchange']) addEventListener(name, () => changed(1));
   sources((s) => (changed = s.pageViews(view, url, wireUrl)));
