@@ -75,7 +75,13 @@ const PATCHED: Record<string, Case> = {
   },
   // (fixed: the bundle never started)
   'no MessageChannel': { before: `delete window.MessageChannel;` },
+  // (fixed: a refused call threw into the page, as the library assigned its errors' `name`, read-only on a frozen
+  // Error.prototype; pages freeze the intrinsics against prototype pollution)
+  'intrinsics frozen (Object.freeze of the built-in constructors and their prototypes)': { before: `for (const C of [Object, Array, Function, Error, TypeError, Promise, Date, String, Number, Boolean, RegExp, Map, Set, WeakMap, Symbol, JSON, Math, Reflect]) { Object.freeze(C); C.prototype && Object.freeze(C.prototype); }`, middleware: true },
   // What held:
+  'an IndexedDB open request that never settles': {
+    before: `IDBFactory.prototype.open = function () { return { set onsuccess(f) {}, set onerror(f) {}, set onupgradeneeded(f) {}, set onblocked(f) {}, addEventListener() {} }; };`,
+  },
   'old libraries: prototype extras, Array methods, Object statics, JSON and String methods replaced': { before: OLD_LIBRARIES, middleware: true },
   'setTimeout/clearTimeout wrapped to return objects (zone.js-like)': {
     before: `const st = setTimeout, ct = clearTimeout;
