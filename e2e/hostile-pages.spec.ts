@@ -111,7 +111,8 @@ const calls = (page: Page, c: Case) =>
     a.on('error', (e: any) => codes.push(e && e.code));
     if (middleware) a.addSourceMiddleware(({ payload, next }: any) => setTimeout(() => next(payload), 20));
     const first = await Promise.all([
-      a.track('Hostile', { i: 1, list: [1, { a: 2 }], when: new Date(Date.UTC(2024, 0, 2)), text: 'a"b' }),
+      // (keys named like Object.prototype's methods: read-only there on a page that froze it)
+      a.track('Hostile', { i: 1, list: [1, { a: 2 }], when: new Date(Date.UTC(2024, 0, 2)), text: 'a"b', toString: 'named', valueOf: 0 }, { context: { hasOwnProperty: 'own' } }),
       a.track('Hostile', { i: 2 }),
       a.identify('hostile-user', { tags: ['x'] }),
       a.page('Hostile Page'),
@@ -130,7 +131,8 @@ const calls = (page: Page, c: Case) =>
 async function delivered(collector: CollectorHandle, ids: string[]) {
   expect(ids.every((id) => typeof id == 'string'), 'every call resolved with its message').toBe(true);
   const [m] = await collector.waitFor(1, { messageId: ids[0] });
-  expect(m.properties).toEqual({ i: 1, list: [1, { a: 2 }], when: '2024-01-02T00:00:00.000Z', text: 'a"b' });
+  expect(m.properties).toEqual({ i: 1, list: [1, { a: 2 }], when: '2024-01-02T00:00:00.000Z', text: 'a"b', toString: 'named', valueOf: 0 });
+  expect(m.context.hasOwnProperty).toBe('own');
   expect(m.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   await collector.waitFor(ids.length, {});
   await quiet(collector, 800);
