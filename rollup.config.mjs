@@ -105,6 +105,10 @@ const shared = () => ({
   },
 });
 const ts = () => typescript({ tsconfig: './tsconfig.json', declaration: false, noEmitOnError: true });
+// Our code's `Promise` is the engine's own, taken from an async function, whatever a page puts (or put) in
+// window.Promise: old polyfills and libraries (zone.js) replace it. (async/await already use the engine's own.) For the
+// bundle and every chunk that makes promises.
+const ENGINE_PROMISE = 'const Promise = (async () => {})().constructor;';
 const min = (extra = {}) =>
   terser({
     ecma: 2020,
@@ -134,7 +138,9 @@ export default [
     // first `addSourceMiddleware()` or `register()`. Built before the bundle, which carries its SRI hash. It uses the
     // bundle's message code (`shared` above).
     input: 'src/entry/extend-browser.ts',
-    output: { file: 'dist/analytics.extend.min.js', format: 'iife' },
+    // (the engine's own Promise, as the bundle's below: a page's polyfill, zone.js's, would make the stage's promises
+    // ones the bundle does not take for promises)
+    output: { file: 'dist/analytics.extend.min.js', format: 'iife', intro: ENGINE_PROMISE },
     plugins: [shared(), ts(), min()],
   },
   {
@@ -148,7 +154,7 @@ export default [
     // The lazy chunk, loaded by the bundle on `debug(true)`, `linkDomains`, `serverCookies` or a `plan` option. Built before the
     // bundle, which carries its SRI hash.
     input: 'src/entry/debug-browser.ts',
-    output: { file: 'dist/analytics.debug.min.js', format: 'iife' },
+    output: { file: 'dist/analytics.debug.min.js', format: 'iife', intro: ENGINE_PROMISE },
     // (nodeResolve: the take-over of other pages' calls reaches modules that import idb-keyval, none of it used here)
     plugins: [chunkSri('__PLAN_SRI__', 'analytics.plan.min.js'), nodeResolve({ browser: true }), ts(), min()],
   },
@@ -159,9 +165,7 @@ export default [
       format: 'iife',
       // A map for profiles and stack traces (bench/profile.mjs reads it); `hidden`: the bundle does not point to it.
       sourcemap: 'hidden',
-      // Our code's `Promise` is the engine's own, taken from an async function, whatever a page puts (or put) in
-      // window.Promise: old polyfills and libraries replace it. (async/await already use the engine's own.)
-      intro: 'const Promise = (async () => {})().constructor;',
+      intro: ENGINE_PROMISE,
     },
     plugins: [constants(), pageOnly(true), chunkSri(), chunkSri('__EXTEND_SRI__', 'analytics.extend.min.js'), chunkSri('__SOURCES_SRI__', 'analytics.sources.min.js'), nodeResolve({ browser: true }), ts(), min(), sriManifest()],
   },

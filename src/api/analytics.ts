@@ -14,23 +14,24 @@ import { categoriesOf, UNLISTED } from '../privacy/consent';
 import { overBounds } from '../delivery/queue';
 import { eraseDelivery, startDelivery, type Delivery } from '../delivery/start';
 import { DEFAULT_MIDDLEWARE_TIMEOUT, type TransformSettings, type TransformsFactory } from '../extend/transforms';
-import type { Autotrack, AutotrackDeps } from '../sources/autotrack';
-import type { Sources } from '../sources';
-import type { RecordedPage } from './types';
-import { wireUrl } from '../message/context';
-import { lazy } from './lazy';
 import { createDebugMode } from '../debug/debug-mode';
 import { batchUrl, ownOptions, resolve } from './config';
 import { readTestHook } from './test-hook';
 import { once } from './emitter';
 import { createPageGuard } from './guard';
-import { createContextCache } from './page-context';
+import { createContextCache, readPage } from './page-context';
+import { sourcesEdge, watchPages } from './sources-edge';
+import type { Sources } from '../sources';
 import { createCalls, type Calls, type Instance } from './calls';
 import { clearBuffer } from '../stub/buffer';
 import { clearWaiting } from '../extend/waiting';
 import { createReplay, type Recorded } from '../stub/replay';
 import type { PlanCheck } from '../plan/browser-check';
 import { hasDocument, noBrowser } from '../offline/scope';
+import { byteLength } from '../message/validate';
+
+// The longest id `setAnonymousId` takes: it goes on every message, which must stay under the 32 KB limit.
+const MAX_ID_BYTES = 8000;
 
 /**
  * Creates an instance: usable at once (calls before `load` wait for it). This file only wires the stages: the guard
@@ -99,7 +100,8 @@ export function createAnalytics(stages: {
       calls.loaded();
       calls.resume(instance);
       // (a worker has no page to view: CONTRACT section 1, no DOM touched where there is none)
-      if (options.trackPageViews && hasDocument()) watchPages((page) => void (page[0] != calls.pagedUrl() && invoke('page', [], { page, time: Date.now() })), sources);
+      // (each automatic page view with the title read now through Document.prototype, as a call's: readPage)
+      if (options.trackPageViews && hasDocument()) watchPages((page) => void (page[0] != calls.pagedUrl() && invoke('page', [], { page: [page[0], readPage()[1], page[2]], time: Date.now() })), sources);
     });
   }
 
@@ -196,7 +198,11 @@ export function createAnalytics(stages: {
       anonymousId: () => core?.identity._anonymousId() ?? '',
       traits: () => core?.identity._traits() ?? {},
     }),
-    setAnonymousId: (id) => whenLoaded((instance) => id && instance.identity._setAnonymousId(String(id))),
+    // (an id that would leave a message no room, or is no string or number, is refused: it would be on every message)
+    setAnonymousId: (id) =>
+      whenLoaded((instance) =>
+        !id ? 0 : (typeof id == 'string' || typeof id == 'number') && byteLength('' + id) <= MAX_ID_BYTES ? instance.identity._setAnonymousId('' + id) : report(analyticsError('invalid_arguments', `setAnonymousId: a string of at most ${MAX_ID_BYTES} bytes is required`)),
+      ),
     ready: (callback) => new Promise<void>((res) => whenLoaded((instance) => ready(instance).then(res), res)).then(() => safely(callback)),
     flush: () => new Promise<void>((res) => whenLoaded((instance) => ready(instance).then(() => instance.delivery()?._scheduler._flush()).then(res), res)),
     on: (name, handler) => (emitter.on(name, handler), api),
@@ -246,42 +252,6 @@ function groupCall(invoke: (type: MessageType, args: unknown[]) => Promise<CallR
     return args.length ? invoke('group', args) : handle;
   }
   return group;
-}
-
-// trackLink/trackForm and trackPageViews (an edge: the sources chunk in the CDN bundle), run in call order once it is
-// here; a chunk that cannot load is reported, and what waits runs once a later call loads it. `_autotrack` runs a
-// function with the one trackLink/trackForm binder.
-function sourcesEdge(load: () => Sources | Promise<Sources>, report: (e: AnalyticsError) => void, deps: AutotrackDeps) {
-  const sources = lazy(load, (e) => report(analyticsError('chunk_unavailable', `trackLink/trackForm/trackPageViews: ${describe(e)}`)));
-  let bound: Autotrack | undefined;
-  return Object.assign(sources, { _autotrack: (f: (a: Autotrack) => void) => sources((s) => f((bound ||= s.autotrack(deps)))) });
-}
-
-// trackPageViews: the page view at load goes now (`view`); the frame-timed watch of later URL changes comes with the
-// sources chunk. Every change is heard from now: history.pushState and replaceState (wrapped here), back/forward and
-// hash changes (listened to before an app's router that tracks its route's events a frame after the change: listeners
-// run in the order they were added, so the page view stays first). Until the chunk is here, and for good if it cannot
-// load, a change is a page view at once (its title as it is then): a route change made while the chunk loads is not
-// lost with a page left before it came, or whose chunk failed (e2e/contract-audit.spec.ts). `view` drops a page view
-// of the URL of the last page message, so the chunk, which checks the URL as it comes, never repeats one.
-function watchPages(view: (page: RecordedPage) => void, sources: ReturnType<typeof sourcesEdge>) {
-  let last = wireUrl(location.href);
-  view([last, document.title, document.referrer]);
-  let changed = (_traversal?: unknown) => {
-    const url = wireUrl(location.href);
-    if (url != last) view([url, document.title, last]), (last = url);
-  };
-  for (const name of ['popstate', 'hashchange']) addEventListener(name, () => changed(1));
-  const h = history;
-  for (const name of ['pushState', 'replaceState'] as const) {
-    const orig = h[name];
-    h[name] = function (this: History, ...args: Parameters<History['pushState']>) {
-      const r = orig.apply(this, args);
-      changed();
-      return r;
-    };
-  }
-  sources((s) => (changed = s.pageViews(view, last, wireUrl)));
 }
 
 // What the library stored in this browser, erased (consent withdrawn or denied, opt-out): the queue (through delivery,

@@ -220,10 +220,19 @@ export function createCalls(d: { guard: PageGuard; transforms: Transforms; insta
      * On a server (no window) nothing ever loads: `server` runs at once instead (ready/flush settle).
      */
     whenLoaded(fn: (instance: Instance) => void, server?: () => void) {
+      // (what `fn` throws reading the page's argument, a getter or a Proxy's trap, is reported: never thrown into the
+      // page, nor, run by `load`, does it stop the calls that waited after it)
+      const run = (instance: Instance) => {
+        try {
+          fn(instance);
+        } catch (e) {
+          guard.report(analyticsError('invalid_payload', `could not read the call's data: ${describe(e)}`));
+        }
+      };
       const instance = d.instance();
-      if (instance) fn(instance);
+      if (instance) run(instance);
       else if (noBrowser() || unloadable) server?.();
-      else waitingForLoad.push(() => (d.instance() ? fn(d.instance()!) : server?.()));
+      else waitingForLoad.push(() => (d.instance() ? run(d.instance()!) : server?.()));
     },
     /** `load` succeeded: what waited for it runs now, in call order. */
     loaded: () => waitingForLoad.splice(0).forEach((f) => f()),

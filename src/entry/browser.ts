@@ -109,10 +109,11 @@ function takeOver() {
   // A page whose stub recorded a source middleware or a plugin: its first event waits for the middleware chunk, whose
   // fetch starts now rather than once the stages below are made (issue 28; a failure is the stage's to report).
   if (stub?.some((c) => c[0] == 'register' || c[0] == 'addSourceMiddleware')) loadExtend().catch(() => {});
-  const channel = new MessageChannel();
+  // (a page that took MessageChannel away: a timer)
+  const channel = window.MessageChannel && new MessageChannel();
   const next = () => steps.length && run(steps.shift()!);
-  channel.port1.onmessage = next;
-  const later = (step: () => void) => (steps.push(step), channel.port2.postMessage(0));
+  if (channel) channel.port1.onmessage = next;
+  const later = (step: () => void) => (steps.push(step), channel ? channel.port2.postMessage(0) : setTimeout(next));
   // A page hidden or left before start-up is done runs the rest of it at once: the calls made meanwhile are queued
   // then, and the next lifecycle event (pagehide follows a hide, and a hide follows pagehide) hands them over; the
   // stub's buffer is told then that this page is done with the calls it took (see `takeOverBuffer`).

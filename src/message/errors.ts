@@ -41,7 +41,10 @@ export interface PlanViolation {
 /** Builds the library's one error shape: an Error with a `code` (see `ErrorCode`) and the message ids it concerns. */
 export function analyticsError(code: ErrorCode, message: string, messageIds?: string[]): AnalyticsError {
   const e = new Error(message) as AnalyticsError;
-  e.name = 'AnalyticsError';
+  // (on a page that froze Error.prototype, assigning the `name` it holds read-only throws: the error keeps `Error`)
+  try {
+    e.name = 'AnalyticsError';
+  } catch {}
   e.code = code;
   if (messageIds) e.messageIds = messageIds;
   return e;

@@ -38,7 +38,19 @@ export function byteLength(s: string): number {
 // (typed with the `toJSON` a page may have added to it)
 const objectProto: { toJSON?: unknown; hasOwnProperty(key: PropertyKey): boolean } = Object.prototype;
 const isArray = Array.isArray;
-const dateToISO = Date.prototype.toISOString;
+// (Date.prototype.toISOString as the bundle found it: the engine's own, or, on a page that replaced it before (sites do,
+// to send local times with their offset, `...T10:00:00+02:00`), written here from the date's UTC fields, so that
+// neither a call's timestamp nor a date in its data is refused or changed; a year ISO 8601 cannot hold unextended
+// reads as invalid then.)
+const pad = (n: number, width = 2) => ('' + n).padStart(width, '0');
+const nativeISO = Date.prototype.toISOString;
+const dateToISO = isNative(nativeISO)
+  ? nativeISO
+  : function (this: Date) {
+      const y = this.getUTCFullYear();
+      if (!(y >= 0 && y < 1e4)) throw 0;
+      return `${pad(y, 4)}-${pad(this.getUTCMonth() + 1)}-${pad(this.getUTCDate())}T${pad(this.getUTCHours())}:${pad(this.getUTCMinutes())}:${pad(this.getUTCSeconds())}.${pad(this.getUTCMilliseconds(), 3)}Z`;
+    };
 /** `Object.prototype.hasOwnProperty` as the bundle found it: `hasOwn.call(o, k)` (STYLE 17: decisions are own properties). */
 export const hasOwn = objectProto.hasOwnProperty;
 

@@ -26,9 +26,12 @@ declare const __BUFFER_KEY__: string;
   // where it was, so no later call of the page queues a write that would fail alike.
   // (`l`: localStorage, read once per write; the calls are taken, and `unwritten` moved, before JSON.stringify calls
   // a toJSON of the page, which may make a call: that one queues the next write)
+  // Nor on a page that gave Array.prototype a toJSON (Prototype.js): JSON.stringify writes arrays as JSON strings
+  // there, and the next write would spread one into characters, wrecking the calls of every page in the buffer (this
+  // page's bundle takes its calls from memory; `a.toJSON`: Array.prototype's, as the stub is an array).
   write = (l?: any) => {
     try {
-      a.c || ((l = localStorage)[__BUFFER_KEY__] = JSON.stringify([...JSON.parse(l[__BUFFER_KEY__] || '[]'), ...a.slice(unwritten, (unwritten = a.length))].slice(-100)));
+      a.c || a.toJSON || ((l = localStorage)[__BUFFER_KEY__] = JSON.stringify([...JSON.parse(l[__BUFFER_KEY__] || '[]'), ...a.slice(unwritten, (unwritten = a.length))].slice(-100)));
     } catch {}
   },
   // Records a call and returns the stub; the first call not written yet queues the write of its task.

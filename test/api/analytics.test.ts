@@ -81,6 +81,23 @@ describe('createAnalytics', () => {
       expect(i.event.messageId < t.event.messageId).toBe(true);
     });
 
+    it("an argument that throws when read (a getter, a Proxy's trap) is reported, not thrown, and the calls after it still run", async () => {
+      const { api } = createAnalytics({ transforms: eagerTransforms });
+      const codes: string[] = [];
+      api.on('error', (e: AnalyticsError) => codes.push(e.code));
+      const throwing = { toString: () => { throw new Error('read'); } };
+      const a = api.track('Before Bad');
+      api.consent({ get analytics(): boolean { throw new Error('getter'); } });
+      api.setAnonymousId(throwing as unknown as string);
+      const b = api.track('After Bad');
+      expect(() => api.load('wk_test', QUIET)).not.toThrow();
+      const [ra, rb] = await Promise.all([a, b]);
+      expect([ra.event.event, rb.event.event]).toEqual(['Before Bad', 'After Bad']);
+      // once loaded too
+      expect(() => api.consent(new Proxy({}, { ownKeys: () => { throw new Error('trap'); }, get: () => { throw new Error('trap'); } }))).not.toThrow();
+      expect(codes).toEqual(['invalid_payload', 'invalid_arguments', 'invalid_payload']);
+    });
+
     it('keep the time they were made', async () => {
       const { api } = createAnalytics({ transforms: eagerTransforms });
       const before = Date.now();
@@ -251,6 +268,21 @@ describe('createAnalytics', () => {
       expect(a.event.anonymousId).toBe('other');
       expect((await api.track('y')).event.anonymousId).toBe(api.user().anonymousId());
     });
+  });
+
+  it('setAnonymousId refuses an id too long to leave a message room (it would be on every message), and one that is no string or number; later calls go on with the id before', async () => {
+    const { api } = start();
+    const codes: string[] = [];
+    api.on('error', (e: AnalyticsError) => codes.push(e.code));
+    const id = api.user().anonymousId();
+    api.setAnonymousId('z'.repeat(40000));
+    api.setAnonymousId({ id: 'x' } as unknown as string);
+    expect(codes).toEqual(['invalid_arguments', 'invalid_arguments']);
+    expect((await api.track('Still Sent')).event.anonymousId).toBe(id);
+    api.setAnonymousId('a'.repeat(8000));
+    api.setAnonymousId(42 as unknown as string);
+    expect(api.user().anonymousId()).toBe('42');
+    expect(codes).toHaveLength(2);
   });
 
   describe('group and alias', () => {

@@ -1,9 +1,26 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createEpisodes, refused } from '../../src/message/errors';
+import { analyticsError, createEpisodes, refused } from '../../src/message/errors';
 import type { AnalyticsError } from '../../src/message/errors';
 
 beforeEach(() => vi.useFakeTimers());
 afterEach(() => vi.useRealTimers());
+
+describe('analyticsError', () => {
+  it("is made, not thrown, on a page that froze Error.prototype (assigning its read-only `name` throws in strict code)", () => {
+    let e: AnalyticsError | undefined;
+    // (Error.prototype's `name` made read-only, as Object.freeze(Error.prototype) does, then put back)
+    const saved = Object.getOwnPropertyDescriptor(Error.prototype, 'name')!;
+    Object.defineProperty(Error.prototype, 'name', { ...saved, writable: false });
+    try {
+      e = analyticsError('invalid_arguments', 'bad', ['m1']);
+    } finally {
+      Object.defineProperty(Error.prototype, 'name', saved);
+    }
+    expect(e).toBeInstanceOf(Error);
+    expect({ code: e!.code, message: e!.message, ids: e!.messageIds }).toEqual({ code: 'invalid_arguments', message: 'bad', ids: ['m1'] });
+    expect(analyticsError('dropped', 'x').name).toBe('AnalyticsError');
+  });
+});
 
 describe('createEpisodes', () => {
   it('reports a burst once, after its task, with every id', async () => {

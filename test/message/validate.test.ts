@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { byteLength, isoDate, ownKeys, quote, sanitize, stringify, timestamp } from '../../src/message/validate';
 import type { JSONValue } from '../../src/message/types';
 import { patched } from '../patched';
@@ -325,6 +325,27 @@ describe('timestamp', () => {
     let out: unknown;
     patched(Date.prototype as any, 'toISOString', () => 'page iso', () => (out = timestamp(new Date(0))));
     expect(out).toBe('1970-01-01T00:00:00.000Z');
+  });
+
+  it('formats dates from their UTC fields on a page that replaced Date.prototype.toISOString before the bundle ran', async () => {
+    const saved = Object.getOwnPropertyDescriptor(Date.prototype, 'toISOString')!;
+    // (a site that sends local times with their offset)
+    Date.prototype.toISOString = function (this: Date) {
+      return '2024-01-02T04:04:05.006+01:00';
+    };
+    try {
+      vi.resetModules();
+      const v = await import('../../src/message/validate');
+      expect(v.timestamp(Date.UTC(2024, 0, 2, 3, 4, 5, 6))).toBe('2024-01-02T03:04:05.006Z');
+      expect(v.timestamp(new Date(Date.UTC(9999, 11, 31, 23, 59, 59, 999)))).toBe('9999-12-31T23:59:59.999Z');
+      expect(v.timestamp('0000-01-01T00:00:00.000Z')).toBe('0000-01-01T00:00:00.000Z');
+      expect(v.timestamp(Date.UTC(10000, 0, 1))).toBeUndefined();
+      expect(v.timestamp(new Date(NaN))).toBeUndefined();
+      expect(v.sanitize({ d: new Date(Date.UTC(2020, 9, 8, 7, 6, 5, 40)), bad: new Date(NaN) })).toEqual({ d: '2020-10-08T07:06:05.040Z', bad: null });
+    } finally {
+      Object.defineProperty(Date.prototype, 'toISOString', saved);
+      vi.resetModules();
+    }
   });
 });
 
