@@ -377,3 +377,26 @@ test("a Prototype.js page left before its bundle came wrecks no other page's cal
   expect((await collector.messages({ event: 'Kept By The Stub' })).length).toBe(1);
   expect(errors).toEqual([]);
 });
+
+// A trackLink/trackForm whose elements throw when read (a Proxy's trap): the sources chunk is here, the call failed,
+// so the error is `invalid_arguments`, not `chunk_unavailable` (src/api/lazy.ts `used`; it was the latter before),
+// nothing is thrown into the page, and the page's next calls go.
+test('trackLink/trackForm with elements that throw when read: reported as invalid_arguments, nothing thrown, later calls go', async ({ page, site, collector }) => {
+  const errors = await watchErrors(page);
+  await open(page, site.page('/basic.html', { opts: JSON.stringify({ flushInterval: 100 }) }));
+  const codes: string[] = await page.evaluate(async () => {
+    const a = (window as any).analytics;
+    const heard: string[] = [];
+    a.on('error', (e: any) => heard.push(e.code));
+    const trap = new Proxy({}, { get: () => { throw new Error('hostile elements'); } });
+    a.trackLink(trap, 'Hostile Link');
+    a.trackForm(trap, 'Hostile Form');
+    await a.track('After Hostile Elements');
+    // (the sources chunk runs each call once it is here: bounded wait for both reports)
+    for (let i = 0; i < 100 && heard.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    return heard;
+  });
+  expect(codes).toEqual(['invalid_arguments', 'invalid_arguments']);
+  await collector.waitFor(1, { event: 'After Hostile Elements' });
+  expect(errors).toEqual([]);
+});

@@ -1,10 +1,10 @@
 /**
  * An edge that comes on first use (CONTRACT section 1, core and edges): `use` runs each function with what `load`
  * gives, at once when it is here (or when `load` gives it at once, as the npm entries do), else once it is, in call
- * order. A load that fails is told to `report`, what waits keeps waiting, and the next use loads again; so is what
- * a function throws (never into the page). `_settled(ms)` resolves once the load under way is over, either way, or `ms` passed.
+ * order. A load that fails is told to `report`, what waits keeps waiting, and the next use loads again; what a
+ * function throws is told to `report` too (never into the page), with `used` set: the edge is here, the use failed. `_settled(ms)` resolves once the load under way is over, either way, or `ms` passed.
  */
-export function lazy<T extends object>(load: () => T | Promise<T>, report: (e: unknown) => void) {
+export function lazy<T extends object>(load: () => T | Promise<T>, report: (e: unknown, used?: 1) => void) {
   let got: T | undefined;
   let loading: Promise<void> | undefined;
   const waiting: ((t: T) => void)[] = [];
@@ -12,7 +12,7 @@ export function lazy<T extends object>(load: () => T | Promise<T>, report: (e: u
     try {
       f(t);
     } catch (e) {
-      report(e);
+      report(e, 1);
     }
   };
   const arrived = (t: T) => {

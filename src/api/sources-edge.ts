@@ -13,7 +13,9 @@ import { readPage } from './page-context';
 // here; a chunk that cannot load is reported, and what waits runs once a later call loads it. `_autotrack` runs a
 // function with the one trackLink/trackForm binder.
 export function sourcesEdge(load: () => Sources | Promise<Sources>, report: (e: AnalyticsError) => void, deps: AutotrackDeps) {
-  const sources = lazy(load, (e) => report(analyticsError('chunk_unavailable', `trackLink/trackForm/trackPageViews: ${describe(e)}`)));
+  // (a chunk that could not load is `chunk_unavailable`; a call it could not run, say a page's element list whose
+  // reading throws, `invalid_arguments`)
+  const sources = lazy(load, (e, used) => report(analyticsError(used ? 'invalid_arguments' : 'chunk_unavailable', `trackLink/trackForm/trackPageViews: ${describe(e)}`)));
   let bound: Autotrack | undefined;
   return Object.assign(sources, { _autotrack: (f: (a: Autotrack) => void) => sources((s) => f((bound ||= s.autotrack(deps)))) });
 }
