@@ -400,3 +400,23 @@ test('trackLink/trackForm with elements that throw when read: reported as invali
   await collector.waitFor(1, { event: 'After Hostile Elements' });
   expect(errors).toEqual([]);
 });
+
+// register() with a plugin that cannot be read (a revoked Proxy): left out and reported as `invalid_arguments`, its
+// promise resolves (it rejected with a plain TypeError, without a code, before: src/extend/plugins.ts).
+test('register with a revoked Proxy as a plugin: reported as invalid_arguments, the promise resolves, nothing thrown, events go', async ({ page, site, collector }) => {
+  const errors = await watchErrors(page);
+  await open(page, site.page('/basic.html', { opts: JSON.stringify({ flushInterval: 100 }) }));
+  const out = await page.evaluate(async () => {
+    const a = (window as any).analytics;
+    const heard: string[] = [];
+    a.on('error', (e: any) => heard.push(e.code));
+    const revoked = Proxy.revocable({}, {});
+    revoked.revoke();
+    const settled = await a.register(revoked.proxy).then(() => 'resolved', (e: any) => 'rejected ' + e?.code);
+    await a.track('After Revoked Plugin');
+    return { settled, heard };
+  });
+  expect(out).toEqual({ settled: 'resolved', heard: ['invalid_arguments'] });
+  await collector.waitFor(1, { event: 'After Revoked Plugin' });
+  expect(errors).toEqual([]);
+});

@@ -80,8 +80,15 @@ export const pluginRunner = {
     const ctx = pluginContext({ type: 'track', event: 'register', messageId: 'register' } as Message);
     const loads = list.map((p) => {
       const plugin = p && typeof p == 'object' ? (p as Plugin) : undefined;
-      const name = plugin && typeof plugin.name == 'string' ? plugin.name : '';
-      if (!plugin || !name || !/^(before|enrichment|after|utility|destination)$/.test(plugin.type))
+      let name = '';
+      let type: unknown;
+      try {
+        name = plugin && typeof plugin.name == 'string' ? plugin.name : '';
+        type = plugin?.type;
+      } catch {
+        // (a plugin that cannot be read: a revoked Proxy, a getter that throws: not a plugin, reported below)
+      }
+      if (!plugin || !name || !/^(before|enrichment|after|utility|destination)$/.test(type as string))
         return report(analyticsError('invalid_arguments', 'register: a plugin needs a name and a type (before, enrichment, after, utility or destination)'));
       return bounded(timeout, (done) => Promise.resolve(typeof plugin.load == 'function' ? plugin.load(ctx, analytics) : 0).then(done))
         .then(() => add(plugin))

@@ -187,6 +187,18 @@ describe('plugins', () => {
     expect(reported.map((e) => e.code).sort()).toEqual(['invalid_arguments', 'plugin_error', 'plugin_error']);
   });
 
+  it('leaves out a plugin that cannot be read (a revoked Proxy, a throwing getter), reported; register resolves and the good one loads', async () => {
+    const { t, reported } = setup();
+    const revoked = Proxy.revocable({}, {});
+    revoked.revoke();
+    const throwing = { get name(): string { throw new Error('hostile'); }, type: 'before' };
+    const hook = vi.fn((ctx) => ctx);
+    await expect(t.register([revoked.proxy, throwing, { name: 'ok', type: 'before', track: hook }], {})).resolves.toBeTruthy();
+    expect(reported.map((e) => e.code)).toEqual(['invalid_arguments', 'invalid_arguments']);
+    await passed(t.run(message()));
+    expect(hook).toHaveBeenCalledTimes(1);
+  });
+
   it('waits for a plugin still loading before running a message through', async () => {
     const { t } = setup(500);
     let loaded!: () => void;
