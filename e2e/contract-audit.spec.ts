@@ -2,7 +2,7 @@
 // each test pins a promise the other specs leave open. The link tests run across two host names of one browser
 // (shop.test and checkout.test, resolved to 127.0.0.1 by this browser only), as e2e/link.spec.ts does.
 import { chromium, type Browser, type Page } from '@playwright/test';
-import { test, expect, ready, quiet, expectExactlyOnce, type CollectorHandle, type SiteHandle } from './fixtures';
+import { test, expect, ready, quiet, expectExactlyOnce, linkValue, type CollectorHandle, type SiteHandle } from './fixtures';
 import { executablePath, args } from '../scripts/chromium.mjs';
 import { rollup } from 'rollup';
 import { nodeResolve } from '@rollup/plugin-node-resolve';
@@ -31,14 +31,6 @@ const on = (site: SiteHandle, host: 'shop.test' | 'checkout.test', extra: Record
   return u.toString();
 };
 const anonymousId = (page: Page) => page.evaluate(() => (window as any).analytics.user().anonymousId() as string);
-/** A valid parameter value for `id`, made in `page`'s browser now (as src/sources/decorate.ts makes it). */
-const linkValue = (page: Page, id: string) =>
-  page.evaluate((id) => {
-    const t = Date.now().toString(36);
-    let h = 0;
-    for (const c of navigator.userAgent + navigator.language + t + id) h = (Math.imul(h, 31) + c.charCodeAt(0)) | 0;
-    return `${t}.${(h >>> 0).toString(36)}.${id}`;
-  }, id);
 /** The shop page in a new context, ready, with its anonymous id. */
 async function shop(site: SiteHandle) {
   const context = await browser.newContext();

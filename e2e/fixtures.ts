@@ -203,3 +203,15 @@ export const registerAndTrack = (page: Page, event: string) =>
     const ctx = await a.track(event);
     return { registered, id: ctx.event.messageId as string };
   }, event);
+
+/**
+ * A valid `svc_link` value for `id`, made in `page`'s browser now, as src/sources/decorate.ts makes it (and as any page on
+ * the web can: security-5 N1, the hash has no key).
+ */
+export const linkValue = (page: Page, id: string) =>
+  page.evaluate((id) => {
+    const t = Date.now().toString(36);
+    let h = 0;
+    for (const c of navigator.userAgent + navigator.language + t + id) h = (Math.imul(h, 31) + c.charCodeAt(0)) | 0;
+    return `${t}.${(h >>> 0).toString(36)}.${id}`;
+  }, id);

@@ -1,7 +1,7 @@
 // linkDomains (CONTRACT section 3) across two host names of one browser: shop.test and checkout.test, resolved to
 // 127.0.0.1 by this browser only (`--host-resolver-rules`); the static server answers any Host.
 import { chromium, type Browser, type BrowserContext, type Page } from '@playwright/test';
-import { test, expect, ready, watchErrors, type CollectorHandle, type SiteHandle } from './fixtures';
+import { test, expect, ready, watchErrors, linkValue, type CollectorHandle, type SiteHandle } from './fixtures';
 import { executablePath, args } from '../scripts/chromium.mjs';
 
 let browser: Browser;
@@ -246,14 +246,8 @@ test('a link a client-side router handles (it prevents the click and pushes the 
 });
 
 // Any page on the web can make a valid parameter (security-5 N1): it runs in the visitor's browser, and the hash has no
-// key. What it makes, as the review's exploit does.
-const forge = (page: Page, id: string) =>
-  page.evaluate((id) => {
-    const t = Date.now().toString(36);
-    let h = 0;
-    for (const c of navigator.userAgent + navigator.language + t + id) h = (Math.imul(h, 31) + c.charCodeAt(0)) | 0;
-    return `${t}.${(h >>> 0).toString(36)}.${id}`;
-  }, id);
+// key (`linkValue`, e2e/fixtures.ts, makes it as the review's exploit does).
+const forge = linkValue;
 /** Goes from `page` to `url` by script (no click: nothing decorates it), with this page as referrer. */
 const navigate = (page: Page, url: string) =>
   Promise.all([page.waitForURL((u) => u.hostname == 'checkout.test', { waitUntil: 'load' }), page.evaluate((u) => void setTimeout(() => (location.href = u)), url)]).then(() => ready(page));

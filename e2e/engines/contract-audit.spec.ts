@@ -3,14 +3,9 @@
 // referrer, and no occurrence stays in the address bar or the messages (CONTRACT section 3). Host names as in
 // e2e/engines/link.spec.ts: 127.0.0.1 and localhost.
 import { ENGINES, type EngineName } from './driver.mjs';
-import { test, expect, ready, waitUntil, skipWhenMissing } from './fixtures';
-import type { SiteHandle } from '../fixtures';
+import { test, expect, ready, waitUntil, skipWhenMissing, linkPage } from './fixtures';
 
-const on = (site: SiteHandle, host: '127.0.0.1' | 'localhost') => {
-  const u = new URL(site.page('/link.html', { opts: JSON.stringify({ linkDomains: [host == 'localhost' ? '127.0.0.1' : 'localhost'] }) }));
-  u.hostname = host;
-  return u.toString();
-};
+const on = linkPage;
 
 for (const name of ENGINES) {
   test.describe(name, () => {

@@ -3,7 +3,7 @@
 // (`engineName`), launched once per worker and kept while its tests run, and a fresh browser profile per test
 // (`profile`), so no test sees another's stored queue.
 import http from 'node:http';
-import { test as base, expect, quiet, sleep, type CollectorHandle } from '../fixtures';
+import { test as base, expect, quiet, sleep, type CollectorHandle, type SiteHandle } from '../fixtures';
 
 export { quiet };
 import { launch, missing, type Context, type Engine, type EngineName, type Tab } from './driver.mjs';
@@ -189,3 +189,10 @@ export async function startRelay(target: string, port = 0) {
       }),
   };
 }
+
+/** e2e/site/link.html on one of the site's two host names (127.0.0.1, localhost), with the other in `linkDomains`. */
+export const linkPage = (site: SiteHandle, host: '127.0.0.1' | 'localhost', extra = '') => {
+  const u = new URL(site.page('/link.html', { opts: JSON.stringify({ linkDomains: [host == 'localhost' ? '127.0.0.1' : 'localhost'] }) }) + extra);
+  u.hostname = host;
+  return u.toString();
+};

@@ -3,14 +3,9 @@
 // its address bar and its messages (CONTRACT section 3). The two host names are 127.0.0.1 and localhost (one static
 // server: two origins, resolved by every browser without flags). Page: e2e/site/link.html.
 import { ENGINES, type EngineName } from './driver.mjs';
-import { test, expect, ready, waitUntil, skipWhenMissing } from './fixtures';
-import type { SiteHandle } from '../fixtures';
+import { test, expect, ready, waitUntil, skipWhenMissing, linkPage } from './fixtures';
 
-const on = (site: SiteHandle, host: '127.0.0.1' | 'localhost', extra = '') => {
-  const u = new URL(site.page('/link.html', { opts: JSON.stringify({ linkDomains: [host == 'localhost' ? '127.0.0.1' : 'localhost'] }) }) + extra);
-  u.hostname = host;
-  return u.toString();
-};
+const on = linkPage;
 
 for (const name of ENGINES) {
   test.describe(name, () => {
